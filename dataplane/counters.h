@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Per-core counters: packet totals, drops by reason, and per-VIP and per-backend
+ * traffic. Each worker writes only its own struct; control reads all of them
+ * without stopping anyone and sums. A 64-bit aligned store is atomic on x86-64,
+ * so a reader sees each counter either before or after an increment.
+ */
+#ifndef LB_COUNTERS_H
+#define LB_COUNTERS_H
+
+#include <stdint.h>
+
+#include "snapshot.h"
+
+/*
+ * Why a packet was dropped. Every received packet ends in exactly one of:
+ * forwarded, icmp_sent, exception, or one of these. Values start at 1 so the
+ * parser can return 0 for success.
+ */
+enum lb_drop_reason {
+	LB_DROP_ETH_TRUNC = 1,  /* shorter than the Ethernet (and VLAN) headers */
+	LB_DROP_IP4_TRUNC,      /* IPv4 header or total length beyond the frame */
+	LB_DROP_IP4_MALFORMED,  /* version, IHL or total length inconsistent */
+	LB_DROP_IP6_TRUNC,      /* IPv6 header, payload or an extension header cut */
+	LB_DROP_IP6_MALFORMED,  /* bad version, extension chain too long, bad fragment */
+	LB_DROP_L4_TRUNC,       /* TCP/UDP header cut */
+	LB_DROP_ICMP_TRUNC,     /* ICMP error whose quoted header is cut */
+	LB_DROP_ICMP_MALFORMED, /* ICMP error quoting something that is not IP/TCP/UDP */
+	LB_DROP_NO_VIP,         /* not for any VIP, and no exception port */
+	LB_DROP_NO_BACKEND,     /* VIP with no usable backend */
+	LB_DROP_TOO_BIG,        /* over the MTU once encapsulated, policy drop */
+	LB_DROP_NO_HEADROOM,    /* mbuf cannot take the outer headers */
+	LB_DROP_TX_FULL,        /* the TX queue did not take it */
+	LB_DROP__COUNT
+};
+
+/** The JSON name of a drop reason ("eth_trunc", ...); NULL if out of range. */
+const char *lb_drop_reason_name(unsigned int reason);
+
+struct lb_obj_counters {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t new_flows;
+};
+
+struct lb_core_counters {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t forwarded;     /* encapsulated and accepted by TX */
+	uint64_t forwarded_bytes;
+	uint64_t icmp_sent;     /* too-big packets answered with ICMP */
+	uint64_t exception;     /* non-VIP packets sent to the exception port */
+	uint64_t flow_hits;
+	uint64_t flow_misses;
+	uint64_t flow_evictions; /* live entries evicted to make room */
+	uint64_t flow_rechosen;  /* entries whose backend was gone or down */
+	uint64_t fragments;
+	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
+	uint64_t drops[LB_DROP__COUNT];
+	struct lb_obj_counters vip[LB_MAX_VIPS];
+	struct lb_obj_counters backend[LB_MAX_BACKENDS];
+} __attribute__((aligned(64)));
+
+#endif /* LB_COUNTERS_H */

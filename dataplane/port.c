@@ -1,0 +1,3 @@
+/* stub */
+int lb_stub_port(void);
+int lb_stub_port(void) { return 0; }

@@ -1,0 +1,3 @@
+/* stub */
+int lb_stub_worker(void);
+int lb_stub_worker(void) { return 0; }
