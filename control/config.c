@@ -1,4 +1,692 @@
-/* stub */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Configuration loader: JSON document -> struct lb_config, with every field
+ * checked for type, range and uniqueness. A rejection names the field's path
+ * and says what is wrong; nothing half-built escapes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "config.h"
-int lb_stub_config(void);
-int lb_stub_config(void) { return 0; }
+#include "maglev_build.h"
+
+/* Error context: the path of the field being read, e.g. "vips[1].backends[0]". */
+struct ctx {
+	char *err;
+	size_t errlen;
+};
+
+static int
+fail(struct ctx *c, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(c->err, c->errlen, "%s: ", path);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const char *
+json_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+/* Reject keys not in the allowed list (a typo must not be silently ignored). */
+static int
+check_keys(struct ctx *c, const char *path, const json_t *obj, const char *const *allowed)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)obj, k, v) {
+		const char *const *a;
+
+		for (a = allowed; *a != NULL; a++)
+			if (strcmp(*a, k) == 0)
+				break;
+		if (*a == NULL) {
+			char sub[256];
+
+			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+			return fail(c, sub, "unknown field");
+		}
+	}
+	return 0;
+}
+
+static void
+join(char *buf, size_t len, const char *path, const char *key)
+{
+	snprintf(buf, len, "%s%s%s", path, *path ? "." : "", key);
+}
+
+static int
+get_obj(struct ctx *c, const char *path, const json_t *parent, const char *key, json_t **out)
+{
+	json_t *v = json_object_get(parent, key);
+	char p[256];
+
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	join(p, sizeof(p), path, key);
+	if (!json_is_object(v))
+		return fail(c, p, "expected an object, got %s", json_type_name(v));
+	*out = v;
+	return 0;
+}
+
+static int
+get_str(struct ctx *c, const char *path, const json_t *obj, const char *key, const char **out,
+	int required)
+{
+	json_t *v = json_object_get(obj, key);
+	char p[256];
+
+	join(p, sizeof(p), path, key);
+	if (v == NULL) {
+		if (required)
+			return fail(c, p, "missing (required)");
+		return 0;
+	}
+	if (!json_is_string(v))
+		return fail(c, p, "expected a string, got %s", json_type_name(v));
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int
+get_uint(struct ctx *c, const char *path, const json_t *obj, const char *key, uint64_t min,
+	 uint64_t max, uint64_t *out, int required)
+{
+	json_t *v = json_object_get(obj, key);
+	char p[256];
+	json_int_t i;
+
+	join(p, sizeof(p), path, key);
+	if (v == NULL) {
+		if (required)
+			return fail(c, p, "missing (required)");
+		return 0;
+	}
+	if (!json_is_integer(v))
+		return fail(c, p, "expected an integer, got %s", json_type_name(v));
+	i = json_integer_value(v);
+	if (i < 0 || (uint64_t)i < min || (uint64_t)i > max)
+		return fail(c, p, "%lld out of range [%llu, %llu]", (long long)i,
+			    (unsigned long long)min, (unsigned long long)max);
+	*out = (uint64_t)i;
+	return 0;
+}
+
+static int
+get_real(struct ctx *c, const char *path, const json_t *obj, const char *key, double min,
+	 double max, double *out)
+{
+	json_t *v = json_object_get(obj, key);
+	char p[256];
+	double d;
+
+	if (v == NULL)
+		return 0;
+	join(p, sizeof(p), path, key);
+	if (!json_is_number(v))
+		return fail(c, p, "expected a number, got %s", json_type_name(v));
+	d = json_number_value(v);
+	if (!isfinite(d) || d < min || d > max)
+		return fail(c, p, "%g out of range [%g, %g]", d, min, max);
+	*out = d;
+	return 0;
+}
+
+static int
+get_bool(struct ctx *c, const char *path, const json_t *obj, const char *key, bool *out)
+{
+	json_t *v = json_object_get(obj, key);
+	char p[256];
+
+	if (v == NULL)
+		return 0;
+	join(p, sizeof(p), path, key);
+	if (!json_is_boolean(v))
+		return fail(c, p, "expected a boolean, got %s", json_type_name(v));
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* Map a string field to one of a list of names; index in *out. */
+static int
+get_enum(struct ctx *c, const char *path, const json_t *obj, const char *key,
+	 const char *const *names, uint8_t *out)
+{
+	const char *s = NULL;
+	char p[256];
+	int rc;
+
+	rc = get_str(c, path, obj, key, &s, 0);
+	if (rc != 0 || s == NULL)
+		return rc;
+	for (uint8_t i = 0; names[i] != NULL; i++) {
+		if (strcmp(names[i], s) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	join(p, sizeof(p), path, key);
+	{
+		char list[128] = "";
+
+		for (int i = 0; names[i] != NULL; i++) {
+			strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+			strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+		}
+		return fail(c, p, "\"%s\" is not one of: %s", s, list);
+	}
+}
+
+int
+lb_ip_from_str(const char *s, uint8_t *af, union lb_ip *ip)
+{
+	memset(ip, 0, sizeof(*ip));
+	if (inet_pton(AF_INET, s, ip->b) == 1) {
+		*af = LB_AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, ip->b) == 1) {
+		*af = LB_AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+lb_ip_to_str(uint8_t af, const union lb_ip *ip, char *buf, size_t len)
+{
+	if (inet_ntop(af == LB_AF_INET ? AF_INET : AF_INET6, ip->b, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+const char *
+lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len)
+{
+	if (b->name[0] != '\0')
+		snprintf(buf, len, "%s", b->name);
+	else
+		lb_ip_to_str(b->af, &b->addr, buf, len);
+	return buf;
+}
+
+static int
+get_addr(struct ctx *c, const char *path, const json_t *obj, const char *key, uint8_t *af,
+	 union lb_ip *ip, int required)
+{
+	const char *s = NULL;
+	char p[256];
+	int rc;
+
+	rc = get_str(c, path, obj, key, &s, required);
+	if (rc != 0 || s == NULL)
+		return rc;
+	join(p, sizeof(p), path, key);
+	if (lb_ip_from_str(s, af, ip) != 0)
+		return fail(c, p, "not an IPv4 or IPv6 address: \"%s\"", s);
+	return 0;
+}
+
+static const char *const proto_names[] = {"tcp", "udp", NULL};
+static const char *const key_names[] = {"5tuple", "src_ip", "src_ip_dport", NULL};
+static const char *const encap_names[] = {"ipip", "gue", NULL};
+static const char *const state_names[] = {"active", "draining", "down", NULL};
+static const char *const too_big_names[] = {"icmp", "drop", NULL};
+
+static int
+parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
+{
+	static const char *const keys[] = {"source_v4", "source_v6", "next_hop_mac", "mtu",
+					   "gue_port", "too_big", NULL};
+	struct lb_encap_conf *e = &cfg->encap;
+	const char *mac = NULL;
+	json_t *o;
+	uint64_t u;
+	uint8_t af;
+	int rc;
+
+	e->mtu = 1500;
+	e->gue_port = htons(LB_GUE_DEFAULT_PORT);
+	e->too_big = LB_TOO_BIG_ICMP;
+	if ((rc = get_obj(c, "", root, "encap", &o)) != 0)
+		return rc;
+	if (o == NULL)
+		return fail(c, "encap", "missing (required: at least source_v4 or source_v6, "
+					"and next_hop_mac)");
+	if ((rc = check_keys(c, "encap", o, keys)) != 0)
+		return rc;
+	if ((rc = get_addr(c, "encap", o, "source_v4", &af, &e->src4, 0)) != 0)
+		return rc;
+	if (json_object_get(o, "source_v4") != NULL) {
+		if (af != LB_AF_INET)
+			return fail(c, "encap.source_v4", "not an IPv4 address");
+		e->has_src4 = true;
+	}
+	if ((rc = get_addr(c, "encap", o, "source_v6", &af, &e->src6, 0)) != 0)
+		return rc;
+	if (json_object_get(o, "source_v6") != NULL) {
+		if (af != LB_AF_INET6)
+			return fail(c, "encap.source_v6", "not an IPv6 address");
+		e->has_src6 = true;
+	}
+	if (!e->has_src4 && !e->has_src6)
+		return fail(c, "encap", "needs source_v4 or source_v6 (outer source address)");
+	if ((rc = get_str(c, "encap", o, "next_hop_mac", &mac, 1)) != 0)
+		return rc;
+	{
+		unsigned int m[6];
+		char tail;
+
+		if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
+			   &m[5], &tail) != 6 ||
+		    strlen(mac) != 17)
+			return fail(c, "encap.next_hop_mac", "not a MAC address: \"%s\"", mac);
+		for (int i = 0; i < 6; i++)
+			e->next_hop_mac[i] = (uint8_t)m[i];
+	}
+	u = e->mtu;
+	if ((rc = get_uint(c, "encap", o, "mtu", 1280, 9000, &u, 0)) != 0)
+		return rc;
+	e->mtu = (uint16_t)u;
+	u = LB_GUE_DEFAULT_PORT;
+	if ((rc = get_uint(c, "encap", o, "gue_port", 1, 65535, &u, 0)) != 0)
+		return rc;
+	e->gue_port = htons((uint16_t)u);
+	return get_enum(c, "encap", o, "too_big", too_big_names, &e->too_big);
+}
+
+static int
+parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
+{
+	static const char *const maglev_keys[] = {"table_size", "seed", NULL};
+	static const char *const flow_keys[] = {"capacity", "tcp_idle_ms", "udp_idle_ms", NULL};
+	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
+					       NULL};
+	const char *seed = NULL;
+	json_t *o;
+	uint64_t u;
+	int rc;
+
+	cfg->table_size = LB_MAGLEV_DEFAULT_SIZE;
+	snprintf(cfg->seed, sizeof(cfg->seed), "spillway");
+	if ((rc = get_obj(c, "", root, "maglev", &o)) != 0)
+		return rc;
+	if (o != NULL) {
+		if ((rc = check_keys(c, "maglev", o, maglev_keys)) != 0)
+			return rc;
+		u = cfg->table_size;
+		if ((rc = get_uint(c, "maglev", o, "table_size", 3, LB_MAGLEV_MAX_SIZE, &u, 0)) !=
+		    0)
+			return rc;
+		if (!lb_is_prime((uint32_t)u))
+			return fail(c, "maglev.table_size", "%llu is not prime",
+				    (unsigned long long)u);
+		cfg->table_size = (uint32_t)u;
+		if ((rc = get_str(c, "maglev", o, "seed", &seed, 0)) != 0)
+			return rc;
+		if (seed != NULL) {
+			if (strlen(seed) == 0 || strlen(seed) >= sizeof(cfg->seed))
+				return fail(c, "maglev.seed", "must be 1 to %zu characters",
+					    sizeof(cfg->seed) - 1);
+			snprintf(cfg->seed, sizeof(cfg->seed), "%s", seed);
+		}
+	}
+
+	cfg->flows.capacity = LB_FLOW_DEFAULT_CAPACITY;
+	cfg->flows.tcp_idle_ms = LB_FLOW_DEFAULT_TCP_IDLE_MS;
+	cfg->flows.udp_idle_ms = LB_FLOW_DEFAULT_UDP_IDLE_MS;
+	if ((rc = get_obj(c, "", root, "flows", &o)) != 0)
+		return rc;
+	if (o != NULL) {
+		if ((rc = check_keys(c, "flows", o, flow_keys)) != 0)
+			return rc;
+		u = cfg->flows.capacity;
+		if ((rc = get_uint(c, "flows", o, "capacity", 64, 1u << 27, &u, 0)) != 0)
+			return rc;
+		cfg->flows.capacity = (uint32_t)u;
+		u = cfg->flows.tcp_idle_ms;
+		if ((rc = get_uint(c, "flows", o, "tcp_idle_ms", 1, 86400000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.tcp_idle_ms = (uint32_t)u;
+		u = cfg->flows.udp_idle_ms;
+		if ((rc = get_uint(c, "flows", o, "udp_idle_ms", 1, 86400000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.udp_idle_ms = (uint32_t)u;
+	}
+
+	cfg->hot.enabled = true;
+	cfg->hot.window_ms = 100;
+	cfg->hot.threshold = 0.01;
+	cfg->hot.epsilon = 0.25;
+	if ((rc = get_obj(c, "", root, "hot", &o)) != 0)
+		return rc;
+	if (o != NULL) {
+		if ((rc = check_keys(c, "hot", o, hot_keys)) != 0)
+			return rc;
+		if ((rc = get_bool(c, "hot", o, "enabled", &cfg->hot.enabled)) != 0)
+			return rc;
+		u = cfg->hot.window_ms;
+		if ((rc = get_uint(c, "hot", o, "window_ms", 1, 60000, &u, 0)) != 0)
+			return rc;
+		cfg->hot.window_ms = (uint32_t)u;
+		if ((rc = get_real(c, "hot", o, "threshold", 1e-6, 1.0, &cfg->hot.threshold)) !=
+		    0)
+			return rc;
+		if ((rc = get_real(c, "hot", o, "epsilon", 1e-3, 100.0, &cfg->hot.epsilon)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
+	      struct lb_cfg_backend *b)
+{
+	static const char *const keys[] = {"address", "weight", "name", "state", NULL};
+	const char *name = NULL;
+	uint64_t u = 1;
+	int rc;
+
+	if (!json_is_object(o))
+		return fail(c, path, "expected an object, got %s", json_type_name(o));
+	if ((rc = check_keys(c, path, o, keys)) != 0)
+		return rc;
+	if ((rc = get_addr(c, path, o, "address", &b->af, &b->addr, 1)) != 0)
+		return rc;
+	if (b->af == LB_AF_INET && !cfg->encap.has_src4)
+		return fail(c, path, "IPv4 backend needs encap.source_v4");
+	if (b->af == LB_AF_INET6 && !cfg->encap.has_src6)
+		return fail(c, path, "IPv6 backend needs encap.source_v6");
+	if ((rc = get_uint(c, path, o, "weight", 0, 65535, &u, 0)) != 0)
+		return rc;
+	b->weight = (uint32_t)u;
+	if ((rc = get_str(c, path, o, "name", &name, 0)) != 0)
+		return rc;
+	if (name != NULL) {
+		char p[256];
+
+		join(p, sizeof(p), path, "name");
+		if (strlen(name) == 0 || strlen(name) >= sizeof(b->name))
+			return fail(c, p, "must be 1 to %zu characters", sizeof(b->name) - 1);
+		snprintf(b->name, sizeof(b->name), "%s", name);
+	}
+	b->state = LB_BACKEND_ACTIVE;
+	return get_enum(c, path, o, "state", state_names, &b->state);
+}
+
+static int
+parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
+	  struct lb_cfg_vip *v, uint32_t *next_backend_id)
+{
+	static const char *const keys[] = {"address", "port", "protocol", "key", "encap",
+					   "backends", NULL};
+	json_t *arr;
+	uint64_t u = 0;
+	uint8_t proto = 0;
+	size_t i;
+	int rc;
+
+	if (!json_is_object(o))
+		return fail(c, path, "expected an object, got %s", json_type_name(o));
+	if ((rc = check_keys(c, path, o, keys)) != 0)
+		return rc;
+	if ((rc = get_addr(c, path, o, "address", &v->af, &v->addr, 1)) != 0)
+		return rc;
+	if ((rc = get_uint(c, path, o, "port", 0, 65535, &u, 1)) != 0)
+		return rc;
+	v->port = (uint16_t)u;
+	if (json_object_get(o, "protocol") == NULL) {
+		char p[256];
+
+		join(p, sizeof(p), path, "protocol");
+		return fail(c, p, "missing (required: \"tcp\" or \"udp\")");
+	}
+	if ((rc = get_enum(c, path, o, "protocol", proto_names, &proto)) != 0)
+		return rc;
+	v->proto = proto == 0 ? IPPROTO_TCP : IPPROTO_UDP;
+	v->key_mode = LB_KEY_5TUPLE;
+	if ((rc = get_enum(c, path, o, "key", key_names, &v->key_mode)) != 0)
+		return rc;
+	v->encap = LB_ENCAP_IPIP;
+	if ((rc = get_enum(c, path, o, "encap", encap_names, &v->encap)) != 0)
+		return rc;
+
+	arr = json_object_get(o, "backends");
+	if (arr == NULL)
+		return 0;
+	{
+		char p[256];
+
+		join(p, sizeof(p), path, "backends");
+		if (!json_is_array(arr))
+			return fail(c, p, "expected an array, got %s", json_type_name(arr));
+		if (json_array_size(arr) > 65534)
+			return fail(c, p, "too many backends (at most 65534 per VIP)");
+		if (*next_backend_id + json_array_size(arr) > LB_MAX_BACKENDS)
+			return fail(c, p, "too many backends in all (at most %u)",
+				    LB_MAX_BACKENDS);
+		v->backends = calloc(json_array_size(arr) ? json_array_size(arr) : 1,
+				     sizeof(*v->backends));
+		if (v->backends == NULL)
+			return fail(c, p, "out of memory");
+		for (i = 0; i < json_array_size(arr); i++) {
+			struct lb_cfg_backend *b = &v->backends[i];
+			char bp[256], id1[LB_NAME_MAX + 48], id2[LB_NAME_MAX + 48];
+
+			snprintf(bp, sizeof(bp), "%s[%zu]", p, i);
+			if ((rc = parse_backend(c, bp, json_array_get(arr, i), cfg, b)) != 0)
+				return rc;
+			v->n_backends++;
+			for (uint32_t j = 0; j < i; j++) {
+				const struct lb_cfg_backend *o2 = &v->backends[j];
+
+				if (o2->af == b->af && memcmp(&o2->addr, &b->addr, 16) == 0)
+					return fail(c, bp,
+						    "duplicate backend address (also at %s[%u])",
+						    p, j);
+				if (strcmp(lb_cfg_backend_identity(o2, id1, sizeof(id1)),
+					   lb_cfg_backend_identity(b, id2, sizeof(id2))) == 0)
+					return fail(c, bp,
+						    "duplicate backend identity \"%s\" (also at "
+						    "%s[%u])",
+						    id2, p, j);
+			}
+			b->id = (uint16_t)(*next_backend_id)++;
+			b->gen = 1;
+		}
+	}
+	return 0;
+}
+
+struct lb_config *
+lb_config_from_json(const json_t *root, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"encap", "maglev", "flows", "hot", "vips", NULL};
+	struct ctx c = {err, errlen};
+	struct lb_config *cfg;
+	uint32_t next_backend_id = 0;
+	json_t *vips;
+
+	if (!json_is_object(root)) {
+		fail(&c, "(document)", "expected an object, got %s", json_type_name(root));
+		return NULL;
+	}
+	cfg = calloc(1, sizeof(*cfg));
+	if (cfg == NULL) {
+		fail(&c, "(document)", "out of memory");
+		return NULL;
+	}
+	if (check_keys(&c, "", root, keys) != 0 || parse_encap(&c, root, cfg) != 0 ||
+	    parse_globals(&c, root, cfg) != 0)
+		goto error;
+
+	vips = json_object_get(root, "vips");
+	if (vips != NULL && !json_is_array(vips)) {
+		fail(&c, "vips", "expected an array, got %s", json_type_name(vips));
+		goto error;
+	}
+	if (vips != NULL && json_array_size(vips) > LB_MAX_VIPS) {
+		fail(&c, "vips", "too many VIPs (%zu, at most %u)", json_array_size(vips),
+		     LB_MAX_VIPS);
+		goto error;
+	}
+	if (vips != NULL && json_array_size(vips) > 0) {
+		cfg->vips = calloc(json_array_size(vips), sizeof(*cfg->vips));
+		if (cfg->vips == NULL) {
+			fail(&c, "vips", "out of memory");
+			goto error;
+		}
+		for (size_t i = 0; i < json_array_size(vips); i++) {
+			struct lb_cfg_vip *v = &cfg->vips[i];
+			char p[64];
+
+			snprintf(p, sizeof(p), "vips[%zu]", i);
+			cfg->n_vips++;
+			if (parse_vip(&c, p, json_array_get(vips, i), cfg, v, &next_backend_id) !=
+			    0)
+				goto error;
+			v->id = (uint16_t)i;
+			for (size_t j = 0; j < i; j++) {
+				const struct lb_cfg_vip *o = &cfg->vips[j];
+
+				if (o->af == v->af && o->proto == v->proto &&
+				    o->port == v->port && memcmp(&o->addr, &v->addr, 16) == 0) {
+					fail(&c, p, "duplicate VIP (same address, port and "
+						    "protocol as vips[%zu])",
+					     j);
+					goto error;
+				}
+			}
+		}
+	}
+	return cfg;
+error:
+	lb_config_free(cfg);
+	return NULL;
+}
+
+struct lb_config *
+lb_config_load_file(const char *path, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root;
+	struct lb_config *cfg;
+
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL) {
+		if (je.line < 0)
+			snprintf(err, errlen, "%s: %s", path, je.text);
+		else
+			snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", path, je.line,
+				 je.column, je.text);
+		return NULL;
+	}
+	cfg = lb_config_from_json(root, err, errlen);
+	json_decref(root);
+	return cfg;
+}
+
+void
+lb_config_free(struct lb_config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	for (uint32_t i = 0; i < cfg->n_vips; i++)
+		free(cfg->vips[i].backends);
+	free(cfg->vips);
+	free(cfg);
+}
+
+json_t *
+lb_config_to_json(const struct lb_config *cfg)
+{
+	char buf[64];
+	json_t *root = json_object(), *encap = json_object(), *vips = json_array();
+	const struct lb_encap_conf *e = &cfg->encap;
+
+	if (e->has_src4)
+		json_object_set_new(encap, "source_v4",
+				    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
+	if (e->has_src6)
+		json_object_set_new(encap, "source_v6",
+				    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
+	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", e->next_hop_mac[0],
+		 e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
+		 e->next_hop_mac[5]);
+	json_object_set_new(encap, "next_hop_mac", json_string(buf));
+	json_object_set_new(encap, "mtu", json_integer(e->mtu));
+	json_object_set_new(encap, "gue_port", json_integer(ntohs(e->gue_port)));
+	json_object_set_new(encap, "too_big", json_string(too_big_names[e->too_big]));
+	json_object_set_new(root, "encap", encap);
+	json_object_set_new(root, "maglev",
+			    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
+				      "seed", cfg->seed));
+	json_object_set_new(root, "flows",
+			    json_pack("{s:i, s:i, s:i}", "capacity",
+				      (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
+				      (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
+				      (json_int_t)cfg->flows.udp_idle_ms));
+	json_object_set_new(root, "hot",
+			    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
+				      "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
+				      cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
+	for (uint32_t i = 0; i < cfg->n_vips; i++) {
+		const struct lb_cfg_vip *v = &cfg->vips[i];
+		json_t *bes = json_array();
+
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			const struct lb_cfg_backend *b = &v->backends[j];
+			json_t *bo = json_pack(
+				"{s:s, s:i, s:s}", "address", lb_ip_to_str(b->af, &b->addr, buf, 64),
+				"weight", (json_int_t)b->weight, "state", state_names[b->state]);
+
+			if (b->name[0] != '\0')
+				json_object_set_new(bo, "name", json_string(b->name));
+			json_array_append_new(bes, bo);
+		}
+		json_array_append_new(
+			vips, json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
+					lb_ip_to_str(v->af, &v->addr, buf, 64), "port",
+					(json_int_t)v->port, "protocol",
+					v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
+					key_names[v->key_mode], "encap", encap_names[v->encap],
+					"backends", bes));
+	}
+	json_object_set_new(root, "vips", vips);
+	return root;
+}

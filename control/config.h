@@ -1,4 +1,90 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef LB_STUB_CONFIG
-#define LB_STUB_CONFIG
-#endif
+/*
+ * The configuration model: one JSON document (the same shapes the control
+ * socket takes), validated field by field into plain structs. Every rejection
+ * names the field's path ("vips[2].backends[0].address") and the reason.
+ */
+#ifndef LB_CONFIG_H
+#define LB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "../dataplane/snapshot.h"
+
+#define LB_NAME_MAX 64
+#define LB_SEED_MAX 256
+#define LB_FLOW_DEFAULT_CAPACITY (1u << 20) /* entries per worker core */
+#define LB_FLOW_DEFAULT_TCP_IDLE_MS 300000u
+#define LB_FLOW_DEFAULT_UDP_IDLE_MS 30000u
+
+struct lb_cfg_backend {
+	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
+	union lb_ip addr;
+	uint8_t af;
+	uint8_t state;   /* enum lb_backend_state */
+	uint16_t id;     /* registry slot (lb_snapshot.backends index) */
+	uint16_t gen;    /* generation of that slot */
+	uint32_t weight;
+};
+
+struct lb_cfg_vip {
+	union lb_ip addr;
+	uint8_t af;
+	uint8_t proto;     /* IPPROTO_TCP / IPPROTO_UDP */
+	uint16_t port;     /* host byte order; 0 = any port */
+	uint8_t key_mode;  /* enum lb_key_mode */
+	uint8_t encap;     /* enum lb_encap_type */
+	uint16_t id;       /* stable VIP id (counter index) */
+	uint32_t n_backends;
+	struct lb_cfg_backend *backends;
+};
+
+struct lb_config {
+	struct lb_encap_conf encap;
+	char seed[LB_SEED_MAX];
+	uint32_t table_size;
+	struct {
+		uint32_t capacity;     /* entries per worker */
+		uint32_t tcp_idle_ms;
+		uint32_t udp_idle_ms;
+	} flows;
+	struct {
+		bool enabled;
+		uint32_t window_ms;
+		double threshold;
+		double epsilon;
+	} hot;
+	uint32_t n_vips;
+	struct lb_cfg_vip *vips;
+};
+
+/**
+ * Validate a parsed JSON document into a new config. Ids are assigned in
+ * document order (VIP i gets id i; backends numbered consecutively, gen 1).
+ *
+ * @return the config, or NULL with a one-line "path: reason" message in err.
+ */
+struct lb_config *lb_config_from_json(const json_t *root, char *err, size_t errlen);
+
+/** Read and validate a file; NULL with "FILE: ..." or "path: reason" in err. */
+struct lb_config *lb_config_load_file(const char *path, char *err, size_t errlen);
+
+/** The document form of a config (what the file and the socket take). */
+json_t *lb_config_to_json(const struct lb_config *cfg);
+
+void lb_config_free(struct lb_config *cfg);
+
+/** Text form of an address ("192.0.2.1", "fd00::1"); buf at least 46 bytes. */
+const char *lb_ip_to_str(uint8_t af, const union lb_ip *ip, char *buf, size_t len);
+
+/** Parse an IPv4 or IPv6 address; returns 0 and sets *af, or -EINVAL. */
+int lb_ip_from_str(const char *s, uint8_t *af, union lb_ip *ip);
+
+/** The identity a backend's Maglev permutation derives from: name, else address. */
+const char *lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len);
+
+#endif /* LB_CONFIG_H */

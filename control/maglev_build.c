@@ -1,28 +1,404 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Stub: being written. */
+/*
+ * Weighted Maglev table builder (Eisenbud et al., NSDI 2016, section 3.4).
+ *
+ * Control-plane only. Backends are sorted by identity, each gets the paper's
+ * offset/skip permutation from two keyed hashes of its identity, slot quotas are
+ * fixed up front by the largest-remainder method, and the fill hands out turns in
+ * proportion to those quotas (a bucket calendar, so skewed weights cost no more
+ * than equal ones). Every step depends only on the sorted membership and the key.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "maglev_build.h"
 #include "../dataplane/snapshot.h"
+
+/*
+ * Tweaks that turn the configured key into the two permutation keys. They are
+ * part of what every instance must agree on: changing one changes every table.
+ */
+#define OFFSET_TWEAK_K0 0x6d61676c65762d6fULL /* "maglev-o" */
+#define OFFSET_TWEAK_K1 0x66667365742d6831ULL /* "ffset-h1" */
+#define SKIP_TWEAK_K0 0x6d61676c65762d73ULL   /* "maglev-s" */
+#define SKIP_TWEAK_K1 0x6b69702d2d2d6832ULL   /* "kip---h2" */
+
+/* End of a calendar bucket list; backend indices are < 65535. */
+#define NIL 0xFFFFu
+
+/* Largest-remainder bookkeeping for one backend. */
+struct rem_entry {
+	uint64_t rem;  /* (M * w) mod W: the fractional part of the share, times W */
+	uint32_t idx;  /* position in the sorted active list */
+};
+
+/* Witness arithmetic for lb_is_prime: operands < 2^32, so products fit 64 bits. */
+static uint32_t
+powmod(uint32_t base, uint32_t exp, uint32_t mod)
+{
+	uint64_t r = 1;
+	uint64_t b = base % mod;
+
+	while (exp) {
+		if (exp & 1)
+			r = r * b % mod;
+		b = b * b % mod;
+		exp >>= 1;
+	}
+	return (uint32_t)r;
+}
+
+/* One strong-probable-prime round of Miller-Rabin for odd n > witness. */
+static int
+sprp(uint32_t n, uint32_t a)
+{
+	uint32_t d = n - 1;
+	unsigned int s = 0;
+	uint64_t x;
+
+	while (!(d & 1)) {
+		d >>= 1;
+		s++;
+	}
+	x = powmod(a, d, n);
+	if (x == 1 || x == n - 1)
+		return 1;
+	while (--s) {
+		x = x * x % n;
+		if (x == n - 1)
+			return 1;
+	}
+	return 0;
+}
 
 int
 lb_is_prime(uint32_t n)
 {
+	static const uint8_t small[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47};
+
 	if (n < 2)
 		return 0;
-	for (uint32_t d = 2; (uint64_t)d * d <= n; d++)
-		if (n % d == 0)
+	for (size_t i = 0; i < sizeof(small); i++) {
+		if (n == small[i])
+			return 1;
+		if (n % small[i] == 0)
 			return 0;
-	return 1;
+	}
+	if (n < 53 * 53)
+		return 1;
+	/* Bases 2, 7, 61 decide every n < 4759123141 (Jaeschke 1993), so all uint32. */
+	return sprp(n, 2) && sprp(n, 7) && sprp(n, 61);
+}
+
+/* Identity order: bytes first, then a proper prefix before the longer string. */
+static int
+cmp_identity(const void *pa, const void *pb)
+{
+	const struct lb_maglev_backend *a = *(const struct lb_maglev_backend *const *)pa;
+	const struct lb_maglev_backend *b = *(const struct lb_maglev_backend *const *)pb;
+	size_t len = a->identity_len < b->identity_len ? a->identity_len : b->identity_len;
+
+	if (len) {
+		int c = memcmp(a->identity, b->identity, len);
+
+		if (c)
+			return c;
+	}
+	return (a->identity_len > b->identity_len) - (a->identity_len < b->identity_len);
+}
+
+/* Larger remainder first; equal remainders keep sorted-identity order. */
+static int
+cmp_remainder(const void *pa, const void *pb)
+{
+	const struct rem_entry *a = pa;
+	const struct rem_entry *b = pb;
+
+	if (a->rem != b->rem)
+		return a->rem < b->rem ? 1 : -1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/*
+ * Slot quotas summing to m: floor(m * w / W) each, then one more for the
+ * (m - sum of floors) backends with the largest remainders. Returns the largest
+ * quota, or 0 on allocation failure.
+ */
+static uint32_t
+assign_quotas(const uint32_t *weight, uint32_t na, uint32_t m, uint32_t *quota)
+{
+	struct rem_entry *rems;
+	uint64_t total = 0;
+	uint64_t given = 0;
+	uint32_t qmax = 0;
+	uint32_t left;
+
+	rems = malloc(sizeof(*rems) * na);
+	if (!rems)
+		return 0;
+	for (uint32_t i = 0; i < na; i++)
+		total += weight[i];
+	for (uint32_t i = 0; i < na; i++) {
+		/* m and weight are < 2^32, so the product fits 64 bits. */
+		uint64_t share = (uint64_t)m * weight[i];
+
+		quota[i] = (uint32_t)(share / total);
+		rems[i].rem = share % total;
+		rems[i].idx = i;
+		given += quota[i];
+	}
+	/* Fewer than na slots are left over: each remainder is < 1 slot. */
+	left = (uint32_t)(m - given);
+
+	if (left) {
+		qsort(rems, na, sizeof(*rems), cmp_remainder);
+		for (uint32_t i = 0; i < left; i++)
+			quota[rems[i].idx]++;
+	}
+	for (uint32_t i = 0; i < na; i++)
+		if (quota[i] > qmax)
+			qmax = quota[i];
+	free(rems);
+	return qmax;
+}
+
+/*
+ * The fill. Backend i with quota q takes its k-th turn in round floor(k * Q / q)
+ * for k = 0 .. q-1 (Q the largest quota), so turns are spread evenly over the Q
+ * rounds and everyone starts in round 0, as in the paper. Backends due in a
+ * round wait in that round's FIFO list, in sorted order at the start; after a
+ * turn a backend computes its next round Bresenham-style (no division) and
+ * appends itself there. Total work is M turns plus the permutation probes.
+ */
+struct fill {
+	uint32_t na;
+	uint32_t m;
+	uint32_t qmax;
+	uint32_t *cur;      /* next permutation slot to try */
+	uint64_t *stride;   /* per backend: skip, 2, 3 and 4 skips, all mod M */
+	uint32_t *quota;
+	uint32_t *left;     /* turns still to take */
+	uint32_t *step_div; /* Q / quota */
+	uint32_t *step_rem; /* Q % quota */
+	uint32_t *err;      /* k * Q mod quota for the next turn k */
+	uint16_t *ids;
+	uint16_t *link;     /* next backend in the same calendar bucket */
+	uint16_t *head;     /* per round, first backend due */
+	uint16_t *tail;     /* per round, last backend due */
+	uint64_t *claimed;  /* bitmap of taken slots */
+};
+
+static void
+bucket_append(struct fill *f, uint32_t round, uint16_t i)
+{
+	f->link[i] = NIL;
+	if (f->head[round] == NIL)
+		f->head[round] = i;
+	else
+		f->link[f->tail[round]] = i;
+	f->tail[round] = i;
+}
+
+static inline uint64_t
+step(uint64_t c, uint64_t s, uint64_t m)
+{
+	c += s;
+	return c >= m ? c - m : c;
+}
+
+static inline uint64_t
+is_free(const uint64_t *claimed, uint64_t c)
+{
+	return ~claimed[c >> 6] >> (c & 63) & 1;
+}
+
+/* First unclaimed slot after c in the permutation with strides st[0..3]. */
+static uint64_t
+probe4(const uint64_t *claimed, uint64_t c, const uint64_t *st, uint64_t m)
+{
+	for (;;) {
+		uint64_t cand[4];
+		unsigned int mask;
+
+		cand[0] = step(c, st[0], m);
+		cand[1] = step(c, st[1], m);
+		cand[2] = step(c, st[2], m);
+		cand[3] = step(c, st[3], m);
+		mask = (unsigned int)(is_free(claimed, cand[0]) | is_free(claimed, cand[1]) << 1 |
+				      is_free(claimed, cand[2]) << 2 | is_free(claimed, cand[3]) << 3);
+		if (mask)
+			return cand[__builtin_ctz(mask)];
+		c = cand[3];
+	}
+}
+
+static void
+run_fill(struct fill *f, uint16_t *table)
+{
+	const uint64_t m = f->m;
+	uint64_t *claimed = f->claimed;
+
+	for (uint32_t i = 0; i < f->qmax; i++)
+		f->head[i] = NIL;
+	for (uint32_t i = 0; i < f->na; i++) {
+		if (f->quota[i])
+			bucket_append(f, 0, (uint16_t)i);
+	}
+	for (uint32_t r = 0; r < f->qmax; r++) {
+		uint16_t i = f->head[r];
+
+		while (i != NIL) {
+			uint16_t next = f->link[i];
+			/* 64-bit so c + s cannot wrap even for M near 2^32. */
+			uint64_t c = f->cur[i];
+
+			/*
+			 * Quotas sum to M, so an unclaimed slot is always ahead. Most
+			 * turns early in the fill hit on the first try; later, test four
+			 * candidates per step so the loads overlap and one branch covers
+			 * four probes (M ln M probes in all, most of them near the end).
+			 */
+			if (claimed[c >> 6] & (1ULL << (c & 63))) {
+				const uint64_t *st = &f->stride[4 * (size_t)i];
+
+				c = probe4(claimed, c, st, m);
+			}
+			claimed[c >> 6] |= 1ULL << (c & 63);
+			table[c] = f->ids[i];
+			c += f->stride[4 * (size_t)i];
+			if (c >= m)
+				c -= m;
+			f->cur[i] = (uint32_t)c;
+
+			if (--f->left[i]) {
+				uint32_t nr = r + f->step_div[i];
+
+				f->err[i] += f->step_rem[i];
+				if (f->err[i] >= f->quota[i]) {
+					f->err[i] -= f->quota[i];
+					nr++;
+				}
+				bucket_append(f, nr, i);
+			}
+			i = next;
+		}
+	}
 }
 
 int
 lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backends,
 		uint32_t n, uint32_t table_size, uint16_t *table)
 {
-	(void)key;
-	if (!lb_is_prime(table_size))
+	const struct lb_maglev_backend **sorted = NULL;
+	uint32_t *weight = NULL;
+	struct fill f;
+	struct lb_hash_key k_off, k_skip;
+	uint32_t na = 0;
+	int ret = -ENOMEM;
+
+	if (!key || !table || (n && !backends) || n > 65535 || table_size < 3 ||
+	    !lb_is_prime(table_size))
 		return -EINVAL;
-	for (uint32_t i = 0; i < table_size; i++)
-		table[i] = n ? backends[i % n].id : LB_BACKEND_NONE;
-	return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!backends[i].identity && backends[i].identity_len)
+			return -EINVAL;
+
+	memset(&f, 0, sizeof(f));
+	if (n) {
+		sorted = malloc(sizeof(*sorted) * n);
+		if (!sorted)
+			goto out;
+		for (uint32_t i = 0; i < n; i++)
+			sorted[i] = &backends[i];
+		qsort(sorted, n, sizeof(*sorted), cmp_identity);
+		for (uint32_t i = 1; i < n; i++) {
+			if (cmp_identity(&sorted[i - 1], &sorted[i]) == 0) {
+				ret = -EINVAL;
+				goto out;
+			}
+		}
+		for (uint32_t i = 0; i < n; i++)
+			na += sorted[i]->weight != 0;
+	}
+	if (na == 0) {
+		for (uint32_t i = 0; i < table_size; i++)
+			table[i] = LB_BACKEND_NONE;
+		ret = 0;
+		goto out;
+	}
+
+	f.na = na;
+	f.m = table_size;
+	weight = malloc(sizeof(*weight) * na);
+	f.cur = malloc(sizeof(*f.cur) * na);
+	f.stride = malloc(sizeof(*f.stride) * 4 * (size_t)na);
+	f.quota = malloc(sizeof(*f.quota) * na);
+	f.left = malloc(sizeof(*f.left) * na);
+	f.step_div = malloc(sizeof(*f.step_div) * na);
+	f.step_rem = malloc(sizeof(*f.step_rem) * na);
+	f.err = calloc(na, sizeof(*f.err));
+	f.ids = malloc(sizeof(*f.ids) * na);
+	f.link = malloc(sizeof(*f.link) * na);
+	f.claimed = calloc(((size_t)table_size + 63) / 64, sizeof(*f.claimed));
+	if (!weight || !f.cur || !f.stride || !f.quota || !f.left || !f.step_div || !f.step_rem ||
+	    !f.err || !f.ids || !f.link || !f.claimed)
+		goto out;
+
+	k_off.k0 = key->k0 ^ OFFSET_TWEAK_K0;
+	k_off.k1 = key->k1 ^ OFFSET_TWEAK_K1;
+	k_skip.k0 = key->k0 ^ SKIP_TWEAK_K0;
+	k_skip.k1 = key->k1 ^ SKIP_TWEAK_K1;
+	for (uint32_t i = 0, j = 0; i < n; i++) {
+		const struct lb_maglev_backend *b = sorted[i];
+		uint64_t h1, h2;
+
+		if (!b->weight)
+			continue;
+		h1 = lb_hash_bytes(&k_off, b->identity, b->identity_len);
+		h2 = lb_hash_bytes(&k_skip, b->identity, b->identity_len);
+		/* M prime and 1 <= skip < M: the permutation visits every slot. */
+		f.cur[j] = (uint32_t)(h1 % table_size);
+		f.stride[4 * (size_t)j] = h2 % (table_size - 1) + 1;
+		for (int k = 1; k < 4; k++)
+			f.stride[4 * (size_t)j + k] = step(f.stride[4 * (size_t)j + k - 1],
+							   f.stride[4 * (size_t)j], table_size);
+		f.ids[j] = b->id;
+		weight[j] = b->weight;
+		j++;
+	}
+
+	f.qmax = assign_quotas(weight, na, table_size, f.quota);
+	if (!f.qmax)
+		goto out;
+	for (uint32_t i = 0; i < na; i++) {
+		f.left[i] = f.quota[i];
+		if (f.quota[i]) {
+			f.step_div[i] = f.qmax / f.quota[i];
+			f.step_rem[i] = f.qmax % f.quota[i];
+		}
+	}
+	f.head = malloc(sizeof(*f.head) * f.qmax);
+	f.tail = malloc(sizeof(*f.tail) * f.qmax);
+	if (!f.head || !f.tail)
+		goto out;
+
+	run_fill(&f, table);
+	ret = 0;
+out:
+	free(sorted);
+	free(weight);
+	free(f.cur);
+	free(f.stride);
+	free(f.quota);
+	free(f.left);
+	free(f.step_div);
+	free(f.step_rem);
+	free(f.err);
+	free(f.ids);
+	free(f.link);
+	free(f.head);
+	free(f.tail);
+	free(f.claimed);
+	return ret;
 }
