@@ -1,3 +1,250 @@
-/* stub */
-int lb_stub_control(void);
-int lb_stub_control(void) { return 0; }
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Control thread event loop and snapshot publication.
+ *
+ * Publication: build the new snapshot completely, store its pointer with
+ * release semantics, take an RCU token, and park the old snapshot on a retire
+ * list. The periodic timer polls rte_rcu_qsbr_check() without blocking and frees
+ * a retired snapshot once every worker has reported a quiescent state since.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "control.h"
+#include "snapshot_build.h"
+#include "stats.h"
+
+#define TICK_MS 10
+#define RETIRE_MAX 64
+
+struct retired {
+	struct lb_snapshot *snap;
+	uint64_t token;
+};
+
+struct lb_control {
+	struct lb_control_params p;
+	struct lb_config *cfg;
+	uint64_t generation;
+	struct retired retire[RETIRE_MAX];
+	unsigned int n_retire;
+	int epfd, sigfd, timerfd;
+	uint64_t last_rx;
+	uint64_t idle_ms;
+};
+
+static void
+reclaim(struct lb_control *c, bool wait)
+{
+	unsigned int j = 0;
+
+	for (unsigned int i = 0; i < c->n_retire; i++) {
+		struct retired *r = &c->retire[i];
+
+		if (rte_rcu_qsbr_check(c->p.qsv, r->token, wait) == 1)
+			lb_snapshot_free(r->snap);
+		else
+			c->retire[j++] = *r;
+	}
+	c->n_retire = j;
+}
+
+int
+lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
+{
+	struct lb_snapshot *s, *old;
+
+	s = lb_snapshot_build(cfg, c->generation + 1, err, errlen);
+	if (s == NULL) {
+		lb_config_free(cfg);
+		return -ENOMEM;
+	}
+	reclaim(c, false);
+	if (c->n_retire == RETIRE_MAX) {
+		/* Workers are slow to pass a quiescent state: wait rather than leak. */
+		reclaim(c, true);
+	}
+	old = *c->p.snap;
+	/* Release: every store that filled the snapshot happens before the pointer. */
+	__atomic_store_n(c->p.snap, s, __ATOMIC_RELEASE);
+	c->generation++;
+	if (old != NULL) {
+		c->retire[c->n_retire].snap = old;
+		c->retire[c->n_retire].token = rte_rcu_qsbr_start(c->p.qsv);
+		c->n_retire++;
+	}
+	lb_config_free(c->cfg);
+	c->cfg = cfg;
+	return 0;
+}
+
+struct lb_control *
+lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char *err,
+		  size_t errlen)
+{
+	struct lb_control *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		snprintf(err, errlen, "out of memory");
+		lb_config_free(cfg);
+		return NULL;
+	}
+	c->p = *p;
+	c->epfd = c->sigfd = c->timerfd = -1;
+	if (lb_control_apply(c, cfg, err, errlen) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+json_t *
+lb_control_stats(const struct lb_control *c)
+{
+	return lb_stats_json(c->cfg, c->p.cores, c->p.lcores, c->p.n_cores);
+}
+
+static uint64_t
+total_rx(const struct lb_control *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < c->p.n_cores; i++)
+		n += __atomic_load_n(&c->p.cores[i]->rx_packets, __ATOMIC_RELAXED);
+	return n;
+}
+
+static void
+reload(struct lb_control *c)
+{
+	char err[512];
+	struct lb_config *cfg;
+
+	if (c->p.config_path == NULL)
+		return;
+	cfg = lb_config_load_file(c->p.config_path, err, sizeof(err));
+	if (cfg == NULL) {
+		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
+		return;
+	}
+	/* Backend ids are assigned in document order; a reload that reorders
+	 * backends re-pins flows only where an id now names another backend
+	 * (the generation check catches it: see lb_backend_usable). */
+	if (lb_control_apply(c, cfg, err, sizeof(err)) != 0)
+		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
+	else
+		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)\n",
+			(unsigned long long)c->generation);
+}
+
+static int
+on_tick(struct lb_control *c)
+{
+	uint64_t expirations, rx;
+
+	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	reclaim(c, false);
+	if (c->p.idle_exit_ms == 0)
+		return 0;
+	rx = total_rx(c);
+	if (rx != c->last_rx) {
+		c->last_rx = rx;
+		c->idle_ms = 0;
+		return 0;
+	}
+	c->idle_ms += TICK_MS * expirations;
+	return c->idle_ms >= c->p.idle_exit_ms;
+}
+
+int
+lb_control_run(struct lb_control *c)
+{
+	struct itimerspec its = {{0, TICK_MS * 1000000L}, {0, TICK_MS * 1000000L}};
+	struct epoll_event ev;
+	sigset_t set;
+	int rc = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	c->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->sigfd < 0 || c->timerfd < 0 || c->epfd < 0 ||
+	    timerfd_settime(c->timerfd, 0, &its, NULL) != 0)
+		return -errno;
+	ev.events = EPOLLIN;
+	ev.data.fd = c->sigfd;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->sigfd, &ev) != 0)
+		return -errno;
+	ev.data.fd = c->timerfd;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) != 0)
+		return -errno;
+
+	for (;;) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(c->epfd, evs, 8, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == c->timerfd) {
+				if (on_tick(c)) {
+					fprintf(stderr, "spillwayd: idle for %u ms, stopping\n",
+						c->p.idle_exit_ms);
+					goto out;
+				}
+			} else if (evs[i].data.fd == c->sigfd) {
+				struct signalfd_siginfo si;
+
+				while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo == SIGHUP) {
+						reload(c);
+						continue;
+					}
+					fprintf(stderr, "spillwayd: %s, stopping\n",
+						strsignal((int)si.ssi_signo));
+					goto out;
+				}
+			}
+		}
+	}
+out:
+	*c->p.stop = true;
+	return rc;
+}
+
+void
+lb_control_destroy(struct lb_control *c)
+{
+	if (c == NULL)
+		return;
+	for (unsigned int i = 0; i < c->n_retire; i++)
+		lb_snapshot_free(c->retire[i].snap);
+	lb_snapshot_free(*c->p.snap);
+	*c->p.snap = NULL;
+	lb_config_free(c->cfg);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	if (c->sigfd >= 0)
+		close(c->sigfd);
+	if (c->timerfd >= 0)
+		close(c->timerfd);
+	free(c);
+}

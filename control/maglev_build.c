@@ -6,7 +6,8 @@
  * offset/skip permutation from two keyed hashes of its identity, slot quotas are
  * fixed up front by the largest-remainder method, and the fill hands out turns in
  * proportion to those quotas (a bucket calendar, so skewed weights cost no more
- * than equal ones). Every step depends only on the sorted membership and the key.
+ * than equal ones). The last few slots are found by a scan that gives the same
+ * answer as the walk. Every step depends only on the sorted membership and key.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,13 +25,23 @@
 #define SKIP_TWEAK_K0 0x6d61676c65762d73ULL   /* "maglev-s" */
 #define SKIP_TWEAK_K1 0x6b69702d2d2d6832ULL   /* "kip---h2" */
 
+/* Candidate slots tested per probe step; the stride table holds 1..W skips. */
+#ifndef PROBE_WIDTH
+#define PROBE_WIDTH 4
+#endif
+
+/* The scan takes over with about sqrt(M / TAIL_FACTOR) slots left; see tail_slots. */
+#ifndef TAIL_FACTOR
+#define TAIL_FACTOR 2
+#endif
+
 /* End of a calendar bucket list; backend indices are < 65535. */
 #define NIL 0xFFFFu
 
 /* Largest-remainder bookkeeping for one backend. */
 struct rem_entry {
-	uint64_t rem;  /* (M * w) mod W: the fractional part of the share, times W */
-	uint32_t idx;  /* position in the sorted active list */
+	uint64_t rem; /* (M * w) mod W: the fractional part of the share, times W */
+	uint32_t idx; /* position in the sorted active list */
 };
 
 /* Witness arithmetic for lb_is_prime: operands < 2^32, so products fit 64 bits. */
@@ -175,29 +186,40 @@ struct fill {
 	uint32_t na;
 	uint32_t m;
 	uint32_t qmax;
-	uint32_t *cur;      /* next permutation slot to try */
-	uint64_t *stride;   /* per backend: skip, 2, 3 and 4 skips, all mod M */
+	uint32_t *cur;    /* next permutation slot to try */
+	uint64_t *stride; /* per backend: 1 .. PROBE_WIDTH skips, mod M */
 	uint32_t *quota;
 	uint32_t *left;     /* turns still to take */
 	uint32_t *step_div; /* Q / quota */
 	uint32_t *step_rem; /* Q % quota */
 	uint32_t *err;      /* k * Q mod quota for the next turn k */
 	uint16_t *ids;
-	uint16_t *link;     /* next backend in the same calendar bucket */
-	uint16_t *head;     /* per round, first backend due */
-	uint16_t *tail;     /* per round, last backend due */
-	uint64_t *claimed;  /* bitmap of taken slots */
+	uint16_t *link;    /* next backend in the same calendar bucket */
+	uint16_t *head;    /* per round, first backend due */
+	uint16_t *tail;    /* per round, last backend due */
+	uint64_t *claimed; /* bitmap of taken slots */
+	/* Tail phase: the last tail_slots slots are found by nearest_free. */
+	uint32_t tail_slots;
+	uint32_t nfree;       /* entries in free_slots; 0 before the tail */
+	uint32_t *free_slots; /* unclaimed slots, unordered */
+	uint32_t *inv;        /* per backend: skip^-1 mod M, 0 until needed */
+	uint64_t mu;          /* Barrett constant for M */
 };
 
-static void
-bucket_append(struct fill *f, uint32_t round, uint16_t i)
+/*
+ * Where the fill switches from walking permutations to nearest_free: with F
+ * slots free a walk costs about M / F probes and a scan F Barrett reductions,
+ * about twice a probe's cost, so they cross near F = sqrt(M / 2). Measured:
+ * the build time is flat within noise for TAIL_FACTOR from 1 to 8.
+ */
+static uint32_t
+tail_slots(uint32_t m)
 {
-	f->link[i] = NIL;
-	if (f->head[round] == NIL)
-		f->head[round] = i;
-	else
-		f->link[f->tail[round]] = i;
-	f->tail[round] = i;
+	uint32_t t = 1;
+
+	while ((uint64_t)t * t * TAIL_FACTOR < m)
+		t++;
+	return t;
 }
 
 static inline uint64_t
@@ -213,65 +235,191 @@ is_free(const uint64_t *claimed, uint64_t c)
 	return ~claimed[c >> 6] >> (c & 63) & 1;
 }
 
-/* First unclaimed slot after c in the permutation with strides st[0..3]. */
+/*
+ * First unclaimed slot after c (itself claimed) in the permutation with strides
+ * st: test PROBE_WIDTH candidates per step, so the loads overlap and one branch
+ * covers them. Quotas sum to M, so an unclaimed slot is always ahead.
+ */
 static uint64_t
-probe4(const uint64_t *claimed, uint64_t c, const uint64_t *st, uint64_t m)
+probe(const uint64_t *claimed, uint64_t c, const uint64_t *st, uint64_t m)
 {
 	for (;;) {
-		uint64_t cand[4];
-		unsigned int mask;
+		uint64_t cand[PROBE_WIDTH];
+		unsigned int mask = 0;
 
-		cand[0] = step(c, st[0], m);
-		cand[1] = step(c, st[1], m);
-		cand[2] = step(c, st[2], m);
-		cand[3] = step(c, st[3], m);
-		mask = (unsigned int)(is_free(claimed, cand[0]) | is_free(claimed, cand[1]) << 1 |
-				      is_free(claimed, cand[2]) << 2 | is_free(claimed, cand[3]) << 3);
+		for (int k = 0; k < PROBE_WIDTH; k++)
+			cand[k] = step(c, st[k], m);
+		for (int k = 0; k < PROBE_WIDTH; k++)
+			mask |= (unsigned int)is_free(claimed, cand[k]) << k;
 		if (mask)
 			return cand[__builtin_ctz(mask)];
-		c = cand[3];
+		c = cand[PROBE_WIDTH - 1];
+	}
+}
+
+/* Inverse of a mod m (m prime, 0 < a < m) by the extended Euclidean algorithm. */
+static uint32_t
+inverse_mod(uint32_t a, uint32_t m)
+{
+	int64_t t = 0, nt = 1;
+	uint32_t r = m, nr = a;
+
+	while (nr) {
+		uint32_t q = r / nr;
+		int64_t tt = t - (int64_t)q * nt;
+		uint32_t rr = r - q * nr;
+
+		t = nt;
+		nt = tt;
+		r = nr;
+		nr = rr;
+	}
+	return (uint32_t)(t < 0 ? t + m : t);
+}
+
+/* x mod m for any 64-bit x, by Barrett reduction with mu = floor((2^64 - 1) / m). */
+static inline uint64_t
+reduce(uint64_t x, uint64_t m, uint64_t mu)
+{
+	uint64_t q = (uint64_t)(((unsigned __int128)x * mu) >> 64);
+	uint64_t r = x - q * m;
+
+	while (r >= m)
+		r -= m;
+	return r;
+}
+
+/*
+ * The tail of the fill, where walking a permutation to the next unclaimed slot
+ * costs about M / F probes with F slots left. Instead, compute for every free
+ * slot how far along backend i's permutation it lies from c: slot c + d * skip
+ * has distance d = (slot - c) * skip^-1 mod M. The nearest free slot is exactly
+ * the one the walk would reach first, for O(F) work. Returns the index in free.
+ */
+static uint32_t
+nearest_free(const uint32_t *free_slots, uint32_t nfree, uint64_t c, uint64_t inv, uint64_t m,
+             uint64_t mu)
+{
+	uint64_t best = UINT64_MAX;
+	uint32_t at = 0;
+
+	for (uint32_t k = 0; k < nfree; k++) {
+		uint64_t s = free_slots[k];
+		uint64_t d = reduce((s >= c ? s - c : s + m - c) * inv, m, mu);
+
+		if (d < best) {
+			best = d;
+			at = k;
+		}
+	}
+	return at;
+}
+
+/* Every unclaimed slot, ascending. */
+static uint32_t
+collect_free(const uint64_t *claimed, uint64_t m, uint32_t *free_slots)
+{
+	uint32_t n = 0;
+
+	for (uint64_t w = 0; w < (m + 63) / 64; w++) {
+		uint64_t bits = ~claimed[w];
+
+		while (bits) {
+			uint64_t s = w * 64 + (uint64_t)__builtin_ctzll(bits);
+
+			if (s >= m)
+				break;
+			free_slots[n++] = (uint32_t)s;
+			bits &= bits - 1;
+		}
+	}
+	return n;
+}
+
+/* Backend i takes the first unclaimed slot at or after cur[i] in its permutation. */
+static uint64_t
+claim(struct fill *f, uint32_t i)
+{
+	const uint64_t m = f->m;
+	const uint64_t *st = &f->stride[PROBE_WIDTH * (size_t)i];
+	uint64_t *claimed = f->claimed;
+	uint64_t c = f->cur[i]; /* 64-bit so c + skip cannot wrap for M near 2^32 */
+
+	if (f->nfree) {
+		uint32_t k;
+
+		if (!f->inv[i])
+			f->inv[i] = inverse_mod((uint32_t)st[0], f->m);
+		k = nearest_free(f->free_slots, f->nfree, c, f->inv[i], m, f->mu);
+		c = f->free_slots[k];
+		f->free_slots[k] = f->free_slots[--f->nfree];
+	} else if (claimed[c >> 6] & (1ULL << (c & 63))) {
+		c = probe(claimed, c, st, m);
+	}
+	claimed[c >> 6] |= 1ULL << (c & 63);
+	f->cur[i] = (uint32_t)step(c, st[0], m);
+	return c;
+}
+
+static void
+bucket_append(struct fill *f, uint32_t round, uint16_t i)
+{
+	f->link[i] = NIL;
+	if (f->head[round] == NIL)
+		f->head[round] = i;
+	else
+		f->link[f->tail[round]] = i;
+	f->tail[round] = i;
+}
+
+/*
+ * Equal weights (every quota Q or Q - 1): the calendar degenerates to "all
+ * backends in sorted order, every round, the Q - 1 ones skipping the last",
+ * so run that directly without the bucket lists. Same turns, same table.
+ */
+static void
+run_fill_even(struct fill *f, uint16_t *table)
+{
+	uint32_t unclaimed = f->m;
+
+	f->nfree = 0;
+	for (uint32_t r = 0; r < f->qmax; r++) {
+		for (uint32_t i = 0; i < f->na; i++) {
+			if (f->quota[i] <= r)
+				continue;
+			if (unclaimed == f->tail_slots)
+				f->nfree = collect_free(f->claimed, f->m, f->free_slots);
+			table[claim(f, i)] = f->ids[i];
+			unclaimed--;
+		}
 	}
 }
 
 static void
 run_fill(struct fill *f, uint16_t *table)
 {
-	const uint64_t m = f->m;
-	uint64_t *claimed = f->claimed;
+	uint32_t unclaimed = f->m;
 
-	for (uint32_t i = 0; i < f->qmax; i++)
-		f->head[i] = NIL;
+	for (uint32_t r = 0; r < f->qmax; r++)
+		f->head[r] = NIL;
+	/* Round 0: everyone with a quota, in sorted order. */
 	for (uint32_t i = 0; i < f->na; i++) {
 		if (f->quota[i])
 			bucket_append(f, 0, (uint16_t)i);
 	}
+	f->nfree = 0;
 	for (uint32_t r = 0; r < f->qmax; r++) {
 		uint16_t i = f->head[r];
 
 		while (i != NIL) {
 			uint16_t next = f->link[i];
-			/* 64-bit so c + s cannot wrap even for M near 2^32. */
-			uint64_t c = f->cur[i];
 
-			/*
-			 * Quotas sum to M, so an unclaimed slot is always ahead. Most
-			 * turns early in the fill hit on the first try; later, test four
-			 * candidates per step so the loads overlap and one branch covers
-			 * four probes (M ln M probes in all, most of them near the end).
-			 */
-			if (claimed[c >> 6] & (1ULL << (c & 63))) {
-				const uint64_t *st = &f->stride[4 * (size_t)i];
-
-				c = probe4(claimed, c, st, m);
-			}
-			claimed[c >> 6] |= 1ULL << (c & 63);
-			table[c] = f->ids[i];
-			c += f->stride[4 * (size_t)i];
-			if (c >= m)
-				c -= m;
-			f->cur[i] = (uint32_t)c;
-
+			if (unclaimed == f->tail_slots)
+				f->nfree = collect_free(f->claimed, f->m, f->free_slots);
+			table[claim(f, i)] = f->ids[i];
+			unclaimed--;
 			if (--f->left[i]) {
+				/* Next turn: round floor((k + 1) * Q / quota), carried. */
 				uint32_t nr = r + f->step_div[i];
 
 				f->err[i] += f->step_rem[i];
@@ -287,14 +435,15 @@ run_fill(struct fill *f, uint16_t *table)
 }
 
 int
-lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backends,
-		uint32_t n, uint32_t table_size, uint16_t *table)
+lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backends, uint32_t n,
+                uint32_t table_size, uint16_t *table)
 {
 	const struct lb_maglev_backend **sorted = NULL;
 	uint32_t *weight = NULL;
 	struct fill f;
 	struct lb_hash_key k_off, k_skip;
 	uint32_t na = 0;
+	int even = 1;
 	int ret = -ENOMEM;
 
 	if (!key || !table || (n && !backends) || n > 65535 || table_size < 3 ||
@@ -332,7 +481,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	f.m = table_size;
 	weight = malloc(sizeof(*weight) * na);
 	f.cur = malloc(sizeof(*f.cur) * na);
-	f.stride = malloc(sizeof(*f.stride) * 4 * (size_t)na);
+	f.stride = malloc(sizeof(*f.stride) * PROBE_WIDTH * (size_t)na);
 	f.quota = malloc(sizeof(*f.quota) * na);
 	f.left = malloc(sizeof(*f.left) * na);
 	f.step_div = malloc(sizeof(*f.step_div) * na);
@@ -351,7 +500,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	k_skip.k1 = key->k1 ^ SKIP_TWEAK_K1;
 	for (uint32_t i = 0, j = 0; i < n; i++) {
 		const struct lb_maglev_backend *b = sorted[i];
-		uint64_t h1, h2;
+		uint64_t h1, h2, *st;
 
 		if (!b->weight)
 			continue;
@@ -359,10 +508,10 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 		h2 = lb_hash_bytes(&k_skip, b->identity, b->identity_len);
 		/* M prime and 1 <= skip < M: the permutation visits every slot. */
 		f.cur[j] = (uint32_t)(h1 % table_size);
-		f.stride[4 * (size_t)j] = h2 % (table_size - 1) + 1;
-		for (int k = 1; k < 4; k++)
-			f.stride[4 * (size_t)j + k] = step(f.stride[4 * (size_t)j + k - 1],
-							   f.stride[4 * (size_t)j], table_size);
+		st = &f.stride[PROBE_WIDTH * (size_t)j];
+		st[0] = h2 % (table_size - 1) + 1;
+		for (int k = 1; k < PROBE_WIDTH; k++)
+			st[k] = step(st[k - 1], st[0], table_size);
 		f.ids[j] = b->id;
 		weight[j] = b->weight;
 		j++;
@@ -372,18 +521,26 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	if (!f.qmax)
 		goto out;
 	for (uint32_t i = 0; i < na; i++) {
+		even &= f.quota[i] + 1 >= f.qmax;
 		f.left[i] = f.quota[i];
 		if (f.quota[i]) {
 			f.step_div[i] = f.qmax / f.quota[i];
 			f.step_rem[i] = f.qmax % f.quota[i];
 		}
 	}
+	f.tail_slots = tail_slots(table_size);
+	f.mu = UINT64_MAX / table_size;
+	f.inv = calloc(na, sizeof(*f.inv));
+	f.free_slots = malloc(sizeof(*f.free_slots) * (f.tail_slots ? f.tail_slots : 1));
 	f.head = malloc(sizeof(*f.head) * f.qmax);
 	f.tail = malloc(sizeof(*f.tail) * f.qmax);
-	if (!f.head || !f.tail)
+	if (!f.inv || !f.free_slots || !f.head || !f.tail)
 		goto out;
 
-	run_fill(&f, table);
+	if (even)
+		run_fill_even(&f, table);
+	else
+		run_fill(&f, table);
 	ret = 0;
 out:
 	free(sorted);
@@ -400,5 +557,7 @@ out:
 	free(f.head);
 	free(f.tail);
 	free(f.claimed);
+	free(f.inv);
+	free(f.free_slots);
 	return ret;
 }

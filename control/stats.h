@@ -1,4 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef LB_STUB_STATS
-#define LB_STUB_STATS
-#endif
+/*
+ * Counter reports: sums the workers' per-core counters (read while they run)
+ * into the stats JSON document the daemon prints at exit and the control
+ * socket returns.
+ */
+#ifndef LB_STATS_H
+#define LB_STATS_H
+
+#include <jansson.h>
+
+#include "../dataplane/counters.h"
+#include "config.h"
+
+/**
+ * Build the stats document: "totals", "vips" (with their "backends") and
+ * "cores". cores[i] belongs to lcore lcores[i].
+ *
+ * @return a new JSON object (caller owns it), NULL on allocation failure.
+ */
+json_t *lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const *cores,
+		      const unsigned int *lcores, unsigned int n_cores);
+
+#endif /* LB_STATS_H */

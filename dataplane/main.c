@@ -1,2 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spillwayd: the load balancer daemon. Parses its own options and the
+ * configuration before EAL starts (a bad file fails fast, with one message),
+ * then sets up ports, launches one worker per worker lcore and runs the control
+ * thread on the main lcore until SIGTERM/SIGINT.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
-int main(void) { return 0; }
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+
+#include "../control/config.h"
+#include "../control/control.h"
+#include "flow_table.h"
+#include "port.h"
+#include "worker.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+	const char *config;
+	const char *stats_file;
+	int out_port;
+	int exc_port;
+	uint32_t idle_exit_ms;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
+		"\n"
+		"spillway L4 load balancer data plane. Packets to a VIP are given a backend by\n"
+		"a per-core flow table, else by Maglev consistent hashing, and sent to it\n"
+		"encapsulated (IPIP or GUE/FOU); the backend answers the client directly.\n"
+		"\n"
+		"EAL-ARGS are DPDK's (for example -l 0-2 --vdev=net_pcap0,rx_pcap=in.pcap,\n"
+		"tx_pcap=out.pcap --no-huge -m 512). Every DPDK port becomes an input; the\n"
+		"main lcore runs the control thread, every other lcore is a worker with one\n"
+		"RX and one TX queue on each port (RSS spreads flows when there are several).\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE        configuration (JSON; see docs/operations.md). Required.\n"
+		"  -s, --stats-file FILE    write the final counters (JSON) here instead of stdout\n"
+		"  -o, --out-port N         send encapsulated packets out of port N\n"
+		"                           (default: one-armed, out of the receiving port)\n"
+		"  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
+		"                           traffic) unchanged out of port N, which is not read\n"
+		"                           (default: drop it, counted as no_vip)\n"
+		"  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
+		"                           (for pcap replays and demos; default: never)\n"
+		"  -h, --help               this text\n"
+		"  -V, --version            print the version\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT stop cleanly (workers stop, TX drains, ports close,\n"
+		"final counters are written); SIGHUP reloads --config as one change (an invalid\n"
+		"file is reported and the running configuration kept).\n"
+		"\n"
+		"Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory);\n"
+		"2 bad usage or bad configuration (one message: \"FILE: path: reason\").\n");
+}
+
+static int
+parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || *out > max || s[0] == '-')
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"stats-file", required_argument, NULL, 's'},
+		{"out-port", required_argument, NULL, 'o'},
+		{"exception-port", required_argument, NULL, 'x'},
+		{"idle-exit", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long v;
+	int c;
+
+	o->out_port = -1;
+	o->exc_port = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:s:o:x:i:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 's':
+			o->stats_file = optarg;
+			break;
+		case 'o':
+		case 'x':
+			if (parse_uint(optarg, RTE_MAX_ETHPORTS - 1, &v) != 0) {
+				fprintf(stderr, "spillwayd: --%s: not a port number: %s\n",
+					c == 'o' ? "out-port" : "exception-port", optarg);
+				return EXIT_USAGE;
+			}
+			*(c == 'o' ? &o->out_port : &o->exc_port) = (int)v;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 86400000, &v) != 0 || v == 0) {
+				fprintf(stderr, "spillwayd: --idle-exit: not a duration in ms: %s\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o->idle_exit_ms = (uint32_t)v;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("spillwayd 0.1.0\n");
+			exit(0);
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "spillwayd: unexpected argument: %s\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o->config == NULL) {
+		fprintf(stderr, "spillwayd: --config FILE is required (see --help)\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int
+write_stats(json_t *stats, const char *path)
+{
+	int rc;
+
+	if (stats == NULL)
+		return -ENOMEM;
+	if (path == NULL) {
+		rc = json_dumpf(stats, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		fflush(stdout);
+	} else {
+		rc = json_dump_file(stats, path, JSON_INDENT(2));
+	}
+	json_decref(stats);
+	return rc;
+}
+
+static unsigned int
+tick_shift_for(uint64_t hz)
+{
+	/* Largest shift whose tick is at most 1 ms: idle timeouts stay exact to a
+	 * millisecond and 32-bit ticks wrap only after weeks. */
+	unsigned int shift = 0;
+
+	while ((hz >> (shift + 1)) >= 1000)
+		shift++;
+	return shift;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options opt = {0};
+	struct lb_config *cfg;
+	char err[512];
+	int sep = argc, rc, eal_argc;
+	sigset_t set;
+
+	/* Our options follow "--"; "spillwayd --help" alone also works. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	if (sep == argc) {
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+				usage(stdout);
+				return 0;
+			}
+		fprintf(stderr, "spillwayd: missing \"--\" before the options (see --help)\n");
+		return EXIT_USAGE;
+	}
+	{
+		char *saved = argv[sep];
+
+		argv[sep] = argv[0];
+		rc = parse_options(argc - sep, argv + sep, &opt);
+		argv[sep] = saved;
+		if (rc != 0)
+			return rc;
+	}
+	cfg = lb_config_load_file(opt.config, err, sizeof(err));
+	if (cfg == NULL) {
+		fprintf(stderr, "spillwayd: %s%s%s\n", strncmp(err, opt.config, strlen(opt.config)) ? opt.config : "",
+			strncmp(err, opt.config, strlen(opt.config)) ? ": " : "", err);
+		return EXIT_USAGE;
+	}
+
+	/* Workers inherit this mask: only the control thread's signalfd sees these. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	eal_argc = sep;
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		fprintf(stderr, "spillwayd: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		lb_config_free(cfg);
+		return 1;
+	}
+
+	unsigned int n_workers = rte_lcore_count() - 1;
+	uint16_t n_ports = rte_eth_dev_count_avail();
+	struct lb_io_conf io = {.n_rx_ports = 0, .out_port = opt.out_port,
+				.exc_port = opt.exc_port};
+	struct lb_worker_ctx *ctx = NULL;
+	struct lb_core_counters **cores = NULL;
+	unsigned int *lcores = NULL;
+	struct lb_snapshot *snap = NULL;
+	struct rte_rcu_qsbr *qsv = NULL;
+	struct lb_control *control = NULL;
+	struct rte_mempool *pool = NULL;
+	volatile bool stop = false;
+	uint16_t port;
+	int exit_code = 1;
+
+	if (n_workers == 0) {
+		fprintf(stderr, "spillwayd: no worker lcore: give EAL at least two lcores "
+				"(for example -l 0-1)\n");
+		goto out;
+	}
+	if (n_ports == 0) {
+		fprintf(stderr, "spillwayd: no DPDK port: give EAL a device or a --vdev\n");
+		goto out;
+	}
+	if ((opt.out_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.out_port)) ||
+	    (opt.exc_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.exc_port))) {
+		fprintf(stderr, "spillwayd: --out-port/--exception-port: no such port (%u ports)\n",
+			n_ports);
+		exit_code = EXIT_USAGE;
+		goto out;
+	}
+	pool = lb_port_pool_create(n_ports, (uint16_t)n_workers);
+	if (pool == NULL) {
+		fprintf(stderr, "spillwayd: cannot create the mbuf pool: %s\n",
+			rte_strerror(rte_errno));
+		goto out;
+	}
+	RTE_ETH_FOREACH_DEV(port) {
+		if (lb_port_start(port, (uint16_t)n_workers, pool, err, sizeof(err)) != 0) {
+			fprintf(stderr, "spillwayd: %s\n", err);
+			goto out;
+		}
+		if ((int)port != opt.exc_port)
+			io.rx_ports[io.n_rx_ports++] = port;
+	}
+
+	size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
+
+	qsv = rte_zmalloc("lb_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	ctx = rte_zmalloc("lb_workers", n_workers * sizeof(*ctx), RTE_CACHE_LINE_SIZE);
+	cores = calloc(n_workers, sizeof(*cores));
+	lcores = calloc(n_workers, sizeof(*lcores));
+	if (qsv == NULL || ctx == NULL || cores == NULL || lcores == NULL ||
+	    rte_rcu_qsbr_init(qsv, n_workers) != 0) {
+		fprintf(stderr, "spillwayd: out of memory for worker state\n");
+		goto out;
+	}
+
+	uint64_t hz = rte_get_tsc_hz();
+	unsigned int shift = tick_shift_for(hz);
+	uint64_t ticks_per_s = hz >> shift;
+	struct rte_ether_addr mac;
+	uint16_t mac_port = opt.out_port >= 0 ? (uint16_t)opt.out_port : io.rx_ports[0];
+	unsigned int lcore, w = 0;
+
+	rte_eth_macaddr_get(mac_port, &mac);
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		struct lb_worker_ctx *c = &ctx[w];
+
+		c->lcore = lcore;
+		c->queue = (uint16_t)w;
+		c->rcu_id = w;
+		c->tick_shift = shift;
+		c->io = &io;
+		c->snap = &snap;
+		c->qsv = qsv;
+		c->stop = &stop;
+		c->w.cnt = rte_zmalloc_socket("lb_counters", sizeof(*c->w.cnt),
+					      RTE_CACHE_LINE_SIZE, (int)rte_lcore_to_socket_id(lcore));
+		c->w.ft = lb_flow_table_create(cfg->flows.capacity);
+		if (c->w.cnt == NULL || c->w.ft == NULL) {
+			fprintf(stderr, "spillwayd: out of memory for lcore %u's flow table "
+					"(%u entries)\n",
+				lcore, cfg->flows.capacity);
+			goto out;
+		}
+		c->w.tcp_idle = lb_pipeline_ms_to_ticks(cfg->flows.tcp_idle_ms, ticks_per_s);
+		c->w.udp_idle = lb_pipeline_ms_to_ticks(cfg->flows.udp_idle_ms, ticks_per_s);
+		memcpy(c->w.src_mac, mac.addr_bytes, 6);
+		c->w.has_exception = opt.exc_port >= 0;
+		cores[w] = c->w.cnt;
+		lcores[w] = lcore;
+		w++;
+	}
+
+	struct lb_control_params cp = {
+		.config_path = opt.config,
+		.qsv = qsv,
+		.snap = &snap,
+		.stop = &stop,
+		.cores = (const struct lb_core_counters *const *)cores,
+		.lcores = lcores,
+		.n_cores = n_workers,
+		.idle_exit_ms = opt.idle_exit_ms,
+	};
+
+	control = lb_control_create(&cp, cfg, err, sizeof(err));
+	cfg = NULL; /* owned by control now */
+	if (control == NULL) {
+		fprintf(stderr, "spillwayd: %s\n", err);
+		goto out;
+	}
+	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding\n", n_workers, n_ports);
+	w = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		rte_eal_remote_launch(lb_worker_main, &ctx[w], lcore);
+		w++;
+	}
+	rc = lb_control_run(control);
+	stop = true;
+	rte_eal_mp_wait_lcore();
+	if (rc != 0)
+		fprintf(stderr, "spillwayd: control loop failed: %s\n", strerror(-rc));
+	/* Close ports before the stats so a pcap TX file is complete when the
+	 * stats appear (tests wait for them). */
+	RTE_ETH_FOREACH_DEV(port)
+		lb_port_close(port);
+	n_ports = 0;
+	if (write_stats(lb_control_stats(control), opt.stats_file) != 0) {
+		fprintf(stderr, "spillwayd: cannot write the stats: %s\n",
+			opt.stats_file ? opt.stats_file : "stdout");
+		goto out;
+	}
+	exit_code = rc == 0 ? 0 : 1;
+out:
+	if (n_ports > 0)
+		RTE_ETH_FOREACH_DEV(port)
+			lb_port_close(port);
+	lb_control_destroy(control);
+	if (ctx != NULL)
+		for (unsigned int i = 0; i < n_workers; i++) {
+			lb_flow_table_free(ctx[i].w.ft);
+			rte_free(ctx[i].w.cnt);
+		}
+	rte_free(ctx);
+	rte_free(qsv);
+	free(cores);
+	free(lcores);
+	lb_config_free(cfg);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return exit_code;
+}

@@ -40,7 +40,7 @@
 #define IP4_OFFSET 0x1FFF
 
 #define IP6_HLEN 40
-#define IP6_EXT_MIN 8      /* every walked extension header is 8-byte units */
+#define IP6_EXT_MIN 8          /* every walked extension header is 8-byte units */
 #define IP6_FRAG_OFFSET 0xFFF8 /* fragment header: offset in 8-byte units */
 #define IP6_FRAG_M 0x0001      /* fragment header: more fragments */
 #define IP6_MAX_EXT 8          /* bounds the walk; RFC 8200 chains are short */
@@ -100,7 +100,7 @@ is_tcp_udp(uint8_t proto)
  */
 static inline int
 ip6_walk(const uint8_t *ip, uint32_t l3_len, uint8_t *nh, uint32_t *off, enum ip6_frag *frag,
-	 const struct walk_err *err)
+         const struct walk_err *err)
 {
 	uint8_t next = *nh;
 	uint32_t o = IP6_HLEN;

@@ -1,4 +1,236 @@
-/* stub */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Burst processing in two passes, as l3fwd does: the first parses every packet,
+ * finds its VIP, hashes its 5-tuple and prefetches its flow-table bucket; the
+ * second, by which time the buckets are in cache, decides and encapsulates.
+ * No locks, no allocation, no system calls.
+ */
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "encap.h"
+#include "parse.h"
 #include "pipeline.h"
-int lb_stub_pipeline(void);
-int lb_stub_pipeline(void) { return 0; }
+
+/* Per-packet scratch carried from the first pass to the second. */
+struct pkt_state {
+	struct lb_pkt_info info;
+	const struct lb_vip *vip; /* NULL: not for a VIP (or dropped) */
+	uint64_t hash;            /* SipHash of info.key */
+	int verdict;              /* LB_PARSE_OK, LB_PARSE_NOT_LB or a drop reason */
+};
+
+uint32_t
+lb_pipeline_ms_to_ticks(uint32_t ms, uint64_t ticks_per_s)
+{
+	uint64_t t = (uint64_t)ms * ticks_per_s / 1000;
+
+	if (t == 0)
+		t = 1;
+	if (t > INT32_MAX)
+		t = INT32_MAX;
+	return (uint32_t)t;
+}
+
+static inline void
+drop(struct lb_worker *w, struct lb_burst_out *out, struct rte_mbuf *m, unsigned int reason)
+{
+	w->cnt->drops[reason]++;
+	out->drop[out->n_drop++] = m;
+}
+
+/* The key Maglev hashes, per the VIP's key mode (the sketch will see the same). */
+static inline uint64_t
+key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_state *ps)
+{
+	struct lb_flow_key k;
+
+	if (v->key_mode == LB_KEY_5TUPLE)
+		return ps->hash;
+	memset(&k, 0, sizeof(k));
+	k.src = ps->info.key.src;
+	k.af = ps->info.key.af;
+	if (v->key_mode == LB_KEY_SRC_IP_DPORT)
+		k.dport = ps->info.key.dport;
+	return lb_hash_flow(&s->hkey, &k);
+}
+
+/* Answer a packet too big for the tunnel with ICMP, in place; false if we cannot. */
+static bool
+icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+	     const struct pkt_state *ps, uint16_t overhead)
+{
+	const struct lb_pkt_info *info = &ps->info;
+	uint8_t af = info->key.af, eth_dst[6];
+	uint16_t hlen = lb_icmp_too_big_hlen(af), qlen;
+	uint8_t *hdr;
+
+	if (s->encap.too_big != LB_TOO_BIG_ICMP)
+		return false;
+	if (af == LB_AF_INET && !(info->flags & LB_PKT_DF))
+		return false; /* the network may fragment it; we do not */
+	if ((af == LB_AF_INET && !s->encap.has_src4) || (af == LB_AF_INET6 && !s->encap.has_src6))
+		return false;
+	if (!rte_pktmbuf_is_contiguous(m))
+		return false;
+	memcpy(eth_dst, rte_pktmbuf_mtod_offset(m, uint8_t *, 6), 6);
+	qlen = info->l3_len;
+	if (qlen > lb_icmp_too_big_max_quote(af))
+		qlen = lb_icmp_too_big_max_quote(af);
+	rte_pktmbuf_adj(m, info->l2_len);
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - qlen));
+	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
+	if (hdr == NULL)
+		return false;
+	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
+			      (uint32_t)s->encap.mtu - overhead);
+	return true;
+}
+
+static inline void
+forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+	const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out)
+{
+	const struct lb_backend *be = &s->backends[bid];
+	const struct lb_vip *v = ps->vip;
+	uint16_t inner_len = ps->info.l3_len;
+	uint16_t overhead = lb_encap_overhead(be->af, v->encap);
+	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
+	uint8_t *hdr;
+
+	if ((uint32_t)inner_len + overhead > s->encap.mtu) {
+		if (icmp_too_big(w, s, m, ps, overhead))
+			out->back[out->n_back++] = m;
+		else
+			drop(w, out, m, LB_DROP_TOO_BIG);
+		return;
+	}
+	/* Strip L2 and any Ethernet padding: the inner packet is exactly the IP packet. */
+	rte_pktmbuf_adj(m, ps->info.l2_len);
+	if (rte_pktmbuf_pkt_len(m) > inner_len &&
+	    rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - inner_len)) != 0) {
+		drop(w, out, m, LB_DROP_NO_HEADROOM);
+		return;
+	}
+	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
+	if (hdr == NULL || (be->af == LB_AF_INET6 && v->encap == LB_ENCAP_GUE &&
+			    !rte_pktmbuf_is_contiguous(m))) {
+		drop(w, out, m, LB_DROP_NO_HEADROOM);
+		return;
+	}
+	lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
+		       ps->info.tos, ps->hash);
+	w->cnt->vip[v->id].packets++;
+	w->cnt->vip[v->id].bytes += inner_len;
+	w->cnt->backend[bid].packets++;
+	w->cnt->backend[bid].bytes += inner_len;
+	out->fwd[out->n_fwd++] = m;
+}
+
+void
+lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
+		  uint16_t n, struct lb_burst_out *out)
+{
+	struct pkt_state st[LB_BURST];
+	struct lb_core_counters *cnt = w->cnt;
+
+	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
+	if (n > LB_BURST)
+		n = LB_BURST;
+
+	/* Pass 1: parse, classify, hash, prefetch the bucket. */
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pkt_state *ps = &st[i];
+		const struct lb_pkt_info *info = &ps->info;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		cnt->rx_packets++;
+		cnt->rx_bytes += rte_pktmbuf_pkt_len(m);
+		ps->vip = NULL;
+		ps->verdict = lb_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+				       rte_pktmbuf_data_len(m), &ps->info);
+		if (ps->verdict != LB_PARSE_OK)
+			continue;
+		if (info->flags & LB_PKT_FRAGMENT)
+			ps->vip = lb_vip_lookup_frag(s, info->key.af, &info->key.dst,
+						     info->key.proto);
+		else
+			ps->vip = lb_vip_lookup(s, info->key.af, &info->key.dst, info->key.proto,
+						info->key.dport);
+		if (ps->vip == NULL)
+			continue;
+		ps->hash = lb_hash_flow(&s->hkey, &info->key);
+		if (!(info->flags & LB_PKT_FRAGMENT))
+			rte_prefetch0(lb_flow_bucket_of(w->ft, lb_flow_sig(ps->hash)));
+	}
+
+	/* Pass 2: flow table, Maglev, encapsulate. */
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pkt_state *ps = &st[i];
+		const struct lb_vip *v = ps->vip;
+		uint8_t flags = ps->info.flags;
+		struct lb_flow_entry *e = NULL;
+		uint64_t sig;
+		uint32_t idle;
+		uint16_t bid;
+
+		if (ps->verdict > 0) {
+			drop(w, out, m, (unsigned int)ps->verdict);
+			continue;
+		}
+		if (v == NULL) {
+			if (w->has_exception)
+				out->exc[out->n_exc++] = m;
+			else
+				drop(w, out, m, LB_DROP_NO_VIP);
+			continue;
+		}
+		if (flags & LB_PKT_FRAGMENT) {
+			/* Ports are not visible in every fragment: hash the addresses only
+			 * and keep no state, so all fragments agree without reassembly. */
+			cnt->fragments++;
+			bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
+			if (bid == LB_BACKEND_NONE)
+				drop(w, out, m, LB_DROP_NO_BACKEND);
+			else
+				forward(w, s, m, ps, bid, out);
+			continue;
+		}
+		sig = lb_flow_sig(ps->hash);
+		idle = ps->info.key.proto == IPPROTO_TCP ? w->tcp_idle : w->udp_idle;
+		e = lb_flow_lookup(w->ft, sig, w->now);
+		if (flags & LB_PKT_ICMP_ERROR)
+			cnt->icmp_errors++;
+		if (e != NULL) {
+			if (lb_backend_usable(s, v, e->backend, e->gen)) {
+				cnt->flow_hits++;
+				if (!(flags & LB_PKT_ICMP_ERROR))
+					lb_flow_touch(e, w->now, idle);
+				forward(w, s, m, ps, e->backend, out);
+				continue;
+			}
+			cnt->flow_rechosen++;
+		} else {
+			cnt->flow_misses++;
+		}
+		bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
+		if (bid == LB_BACKEND_NONE) {
+			drop(w, out, m, LB_DROP_NO_BACKEND);
+			continue;
+		}
+		/* An ICMP error follows its flow but never creates one. */
+		if (!(flags & LB_PKT_ICMP_ERROR)) {
+			if (lb_flow_insert(w->ft, sig, w->now, idle, bid, s->backends[bid].gen))
+				cnt->flow_evictions++;
+			cnt->vip[v->id].new_flows++;
+			cnt->backend[bid].new_flows++;
+		}
+		forward(w, s, m, ps, bid, out);
+	}
+}

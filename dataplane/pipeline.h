@@ -1,4 +1,56 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef LB_STUB_PIPELINE
-#define LB_STUB_PIPELINE
-#endif
+/*
+ * The per-burst packet pipeline: parse, VIP lookup, flow table, Maglev choice,
+ * encapsulation. It sorts a burst into what goes out toward backends, what goes
+ * back to the client (ICMP too-big), what goes to the exception port and what
+ * is dropped (already counted by reason). The worker does the I/O; tests and
+ * benchmarks call this directly on synthetic mbufs.
+ */
+#ifndef LB_PIPELINE_H
+#define LB_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "counters.h"
+#include "flow_table.h"
+#include "snapshot.h"
+
+#define LB_BURST 32
+
+/* Per-core state of one worker. Written by that worker only. */
+struct lb_worker {
+	struct lb_flow_table *ft;
+	struct lb_core_counters *cnt;
+	uint32_t now;        /* flow-table ticks; the worker refreshes it per burst */
+	uint32_t tcp_idle;   /* idle timeouts in ticks */
+	uint32_t udp_idle;
+	uint8_t src_mac[6];  /* outer Ethernet source: the out port's MAC */
+	bool has_exception;  /* non-VIP traffic goes to the exception port */
+} __attribute__((aligned(64)));
+
+struct lb_burst_out {
+	uint16_t n_fwd;  /* encapsulated, toward backends */
+	uint16_t n_back; /* ICMP too-big, back out of the receiving port */
+	uint16_t n_exc;  /* non-VIP, to the exception port */
+	uint16_t n_drop; /* to free; their drop counters are already incremented */
+	struct rte_mbuf *fwd[LB_BURST];
+	struct rte_mbuf *back[LB_BURST];
+	struct rte_mbuf *exc[LB_BURST];
+	struct rte_mbuf *drop[LB_BURST];
+};
+
+/**
+ * Process up to LB_BURST packets against one snapshot. Counts rx, per-VIP and
+ * per-backend traffic, flow events and drops; the caller counts what TX takes
+ * (forwarded, icmp_sent, exception) and what it refuses (tx_full).
+ */
+void lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
+		       uint16_t n, struct lb_burst_out *out);
+
+/** Convert milliseconds to flow-table ticks at ticks_per_s (at least 1 tick). */
+uint32_t lb_pipeline_ms_to_ticks(uint32_t ms, uint64_t ticks_per_s);
+
+#endif /* LB_PIPELINE_H */

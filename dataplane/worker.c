@@ -1,3 +1,81 @@
-/* stub */
-int lb_stub_worker(void);
-int lb_stub_worker(void) { return 0; }
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Worker loop, shaped like l3fwd's lpm_main_loop: set-up before the loop, then
+ * RX burst, process, TX burst, and a quiescent-state report once per pass so
+ * control knows when a retired snapshot can no longer be in use here.
+ */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "worker.h"
+
+/* Transmit a list; whatever TX does not take is freed and counted. */
+static inline uint16_t
+tx_or_drop(struct lb_worker *w, uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+	   uint16_t n)
+{
+	uint16_t sent;
+
+	if (n == 0)
+		return 0;
+	sent = rte_eth_tx_burst(port, queue, pkts, n);
+	if (sent < n) {
+		w->cnt->drops[LB_DROP_TX_FULL] += (uint64_t)(n - sent);
+		rte_pktmbuf_free_bulk(&pkts[sent], n - sent);
+	}
+	return sent;
+}
+
+int
+lb_worker_main(void *arg)
+{
+	struct lb_worker_ctx *ctx = arg;
+	struct lb_worker *w = &ctx->w;
+	const struct lb_io_conf *io = ctx->io;
+	struct lb_core_counters *cnt = w->cnt;
+	struct rte_mbuf *pkts[LB_BURST];
+	struct lb_burst_out out;
+	const uint16_t q = ctx->queue;
+
+	rte_rcu_qsbr_thread_register(ctx->qsv, ctx->rcu_id);
+	rte_rcu_qsbr_thread_online(ctx->qsv, ctx->rcu_id);
+
+	while (!*ctx->stop) {
+		/* Acquire pairs with control's release store: the snapshot's contents
+		 * are visible before its pointer is. */
+		const struct lb_snapshot *s = __atomic_load_n(ctx->snap, __ATOMIC_ACQUIRE);
+
+		w->now = (uint32_t)(rte_rdtsc() >> ctx->tick_shift);
+		for (uint16_t p = 0; p < io->n_rx_ports; p++) {
+			uint16_t port = io->rx_ports[p];
+			uint16_t n = rte_eth_rx_burst(port, q, pkts, LB_BURST);
+			uint16_t sent;
+
+			if (n == 0)
+				continue;
+			lb_pipeline_burst(w, s, pkts, n, &out);
+			/* Bytes are read before TX: once sent, an mbuf is the driver's. */
+			uint64_t bytes[LB_BURST + 1];
+
+			bytes[0] = 0;
+			for (uint16_t i = 0; i < out.n_fwd; i++)
+				bytes[i + 1] = bytes[i] + rte_pktmbuf_pkt_len(out.fwd[i]);
+			sent = tx_or_drop(w, io->out_port < 0 ? port : (uint16_t)io->out_port, q,
+					  out.fwd, out.n_fwd);
+			cnt->forwarded += sent;
+			cnt->forwarded_bytes += bytes[sent];
+			cnt->icmp_sent += tx_or_drop(w, port, q, out.back, out.n_back);
+			if (io->exc_port >= 0)
+				cnt->exception += tx_or_drop(w, (uint16_t)io->exc_port, q, out.exc,
+							     out.n_exc);
+			if (out.n_drop)
+				rte_pktmbuf_free_bulk(out.drop, out.n_drop);
+		}
+		rte_rcu_qsbr_quiescent(ctx->qsv, ctx->rcu_id);
+	}
+	rte_rcu_qsbr_thread_offline(ctx->qsv, ctx->rcu_id);
+	rte_rcu_qsbr_thread_unregister(ctx->qsv, ctx->rcu_id);
+	return 0;
+}

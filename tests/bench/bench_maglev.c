@@ -33,7 +33,7 @@ pool_init(struct pool *p, uint32_t n)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		int len = snprintf(p->names[i], NAME_LEN, "10.%u.%u.%u:8080", (i >> 16) & 255,
-				   (i >> 8) & 255, i & 255);
+		                   (i >> 8) & 255, i & 255);
 
 		p->b[i].identity = p->names[i];
 		p->b[i].identity_len = (size_t)len;
@@ -88,8 +88,8 @@ bench_build(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 	}
 	if (ret == 0) {
 		qsort(t, RUNS, sizeof(t[0]), cmp_double);
-		printf("maglev_build N=%u M=%u: %.3f ms (median of %d, min %.3f, max %.3f)\n", n,
-		       m, t[RUNS / 2], RUNS, t[0], t[RUNS - 1]);
+		printf("maglev_build N=%u M=%u: %.3f ms (median of %d, min %.3f, max %.3f)\n", n, m,
+		       t[RUNS / 2], RUNS, t[0], t[RUNS - 1]);
 	}
 out:
 	pool_fini(&p);
@@ -100,7 +100,7 @@ out:
 /*
  * Remove one backend at a time (several choices) and count, among the slots
  * that did not belong to it, how many changed owner. The minimum is zero; the
- * paper's Fig. 9 measures the same thing.
+ * paper's Figs. 8-9 measure the same thing.
  */
 static int
 bench_disruption(const struct lb_hash_key *key, uint32_t n, uint32_t m)
@@ -110,7 +110,7 @@ bench_disruption(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 	struct lb_maglev_backend *less = malloc(sizeof(*less) * n);
 	uint16_t *before = malloc(sizeof(*before) * m);
 	uint16_t *after = malloc(sizeof(*after) * m);
-	double sum = 0, worst = 0, worst_ratio = 0;
+	double sum = 0, worst = 0, worst_ratio = 0, add_frac = 0;
 	int ret = -ENOMEM;
 
 	if (!less || !before || !after || pool_init(&p, n) < 0)
@@ -137,11 +137,25 @@ bench_disruption(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 		if ((double)changed / own > worst_ratio)
 			worst_ratio = (double)changed / own;
 	}
+	/* And the other direction: add backend n to the first n - 1. */
+	if (ret == 0)
+		ret = lb_maglev_build(key, p.b, n - 1, m, after);
+	if (ret == 0) {
+		uint32_t own = 0, changed = 0;
+
+		for (uint32_t s = 0; s < m; s++) {
+			if (before[s] == n - 1)
+				own++;
+			else if (after[s] != before[s])
+				changed++;
+		}
+		add_frac = (double)changed / (m - own);
+	}
 	if (ret == 0)
 		printf("maglev_disruption N=%u M=%u remove 1: survivors' slots changed mean %.4f%% "
 		       "max %.4f%% (min possible 0; max extra = %.2fx the removed share, %d "
-		       "trials)\n",
-		       n, m, 100 * sum / TRIALS, 100 * worst, worst_ratio, TRIALS);
+		       "trials); add 1: %.4f%%\n",
+		       n, m, 100 * sum / TRIALS, 100 * worst, worst_ratio, TRIALS, 100 * add_frac);
 out:
 	pool_fini(&p);
 	free(less);

@@ -17,7 +17,6 @@ import struct
 
 from scapy.layers.inet import IP, TCP, UDP  # noqa: F401  (re-exported for callers)
 from scapy.layers.inet6 import IPv6  # noqa: F401
-from scapy.layers.l2 import Ether  # noqa: F401
 
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
@@ -346,3 +345,81 @@ def spread_stats(counts, shares):
             zs[b] = (o - e) / sd if sd > 0 else 0.0
     dof = max(len(shares) - 1, 0)
     return n, chi2, dof, chi2_sf(chi2, dof), zs
+
+
+# --------------------------------------------------------------------------- building
+
+def mac_bytes(mac):
+    return bytes.fromhex(mac.replace(":", ""))
+
+
+def eth_frame(ip, src_mac, dst_mac, tags=(), ethertype=None):
+    """Ethernet frame (with VLAN tags: list of (tpid, vid)) around raw L3 bytes;
+    ethertype from the IP version unless given."""
+    if ethertype is None:
+        ethertype = ETH_P_IPV6 if ip and ip[0] >> 4 == 6 else ETH_P_IP
+    hdr = mac_bytes(dst_mac) + mac_bytes(src_mac)
+    for tpid, vid in tags:
+        hdr += struct.pack("!HH", tpid, vid)
+    return hdr + struct.pack("!H", ethertype) + ip
+
+
+def l4_packet(src, dst, proto, sport, dport, payload, tos=0, ttl=64, df=True, tcp_flags="PA",
+              seq=0, ack=0, ipid=0, flowlabel=0, ext=None, opts=None):
+    """Raw bytes of an IPv4/IPv6 TCP or UDP packet (checksums filled in).
+    ext: IPv6 extension header layers, opts: IPv4 options."""
+    from scapy.packet import Raw
+    l4 = (TCP(sport=sport, dport=dport, flags=tcp_flags, seq=seq, ack=ack, window=65535)
+          if proto == 6 else UDP(sport=sport, dport=dport))
+    if ":" in dst:
+        p = IPv6(src=src, dst=dst, tc=tos, hlim=ttl, fl=flowlabel)
+        for h in ext or []:
+            p = p / h
+        p = p / l4 / Raw(payload)
+    else:
+        p = IP(src=src, dst=dst, tos=tos, ttl=ttl, flags="DF" if df else 0, id=ipid,
+               options=opts or []) / l4 / Raw(payload)
+    return bytes(p)
+
+
+def write_pcap(path, frames, t0=1700000000.0, step=1e-5):
+    from scapy.utils import RawPcapWriter
+    w = RawPcapWriter(path, linktype=1, sync=False)
+    w.write_header(None)
+    for i, fr in enumerate(frames):
+        t = t0 + i * step
+        w.write_packet(fr, sec=int(t), usec=int(round((t % 1) * 1e6)) % 1000000)
+    w.close()
+
+
+def read_pcap(path):
+    from scapy.utils import RawPcapReader
+    import os
+    if os.path.getsize(path) == 0:
+        return []
+    return [bytes(p) for p, _ in RawPcapReader(path)]
+
+
+def flow_of(ip):
+    """(src, dst, proto, sport, dport) of a raw IP packet; ports None for
+    fragments and for anything that is not TCP/UDP. None if unparsable."""
+    try:
+        if ip[0] >> 4 == 4:
+            ihl = (ip[0] & 15) * 4
+            src, dst, proto = ip_norm(ip[12:16]), ip_norm(ip[16:20]), ip[9]
+            if struct.unpack_from("!H", ip, 6)[0] & 0x3FFF:
+                return src, dst, proto, None, None
+            off = ihl
+        else:
+            src, dst, proto = ip_norm(ip[8:24]), ip_norm(ip[24:40]), ip[6]
+            off = 40
+            while proto in (0, 43, 60, 44):
+                if proto == 44:
+                    return src, dst, ip[off], None, None
+                proto, off = ip[off], off + (ip[off + 1] + 1) * 8
+        if proto in (6, 17) and len(ip) >= off + 4:
+            sport, dport = struct.unpack_from("!HH", ip, off)
+            return src, dst, proto, sport, dport
+        return src, dst, proto, None, None
+    except (IndexError, ValueError, struct.error):
+        return None

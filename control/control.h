@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control thread: owns the configuration, builds and publishes snapshots,
+ * retires old ones through RCU, and runs the event loop (signalfd for
+ * SIGTERM/SIGINT/SIGHUP, a timerfd for periodic work). It runs on the EAL main
+ * lcore; workers never wait for it.
+ */
+#ifndef LB_CONTROL_H
+#define LB_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <rte_rcu_qsbr.h>
+
+#include "../dataplane/counters.h"
+#include "../dataplane/snapshot.h"
+#include "config.h"
+
+struct lb_control;
+
+struct lb_control_params {
+	const char *config_path;
+	struct rte_rcu_qsbr *qsv;
+	struct lb_snapshot **snap;        /* the pointer workers read */
+	volatile bool *stop;              /* set to stop the workers */
+	const struct lb_core_counters *const *cores;
+	const unsigned int *lcores;
+	unsigned int n_cores;
+	uint32_t idle_exit_ms;            /* 0: run until a signal */
+};
+
+/**
+ * Take ownership of cfg, build its snapshot and publish it (before workers
+ * start, so they never see a NULL snapshot).
+ *
+ * @return the control object, or NULL with a reason in err.
+ */
+struct lb_control *lb_control_create(const struct lb_control_params *p, struct lb_config *cfg,
+				     char *err, size_t errlen);
+
+/**
+ * Run the event loop until SIGTERM/SIGINT (or the idle-exit timeout). Blocks;
+ * the signals must be blocked in every thread before EAL starts the workers.
+ *
+ * @return 0 on a clean stop, -errno if the loop itself failed.
+ */
+int lb_control_run(struct lb_control *c);
+
+/** Build, publish and adopt a new configuration (takes ownership of cfg). */
+int lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen);
+
+/** The stats document for the current configuration. */
+json_t *lb_control_stats(const struct lb_control *c);
+
+/** Free everything; call after the workers have stopped. */
+void lb_control_destroy(struct lb_control *c);
+
+#endif /* LB_CONTROL_H */

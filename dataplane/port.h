@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Port set-up: every DPDK port EAL was given (PMD or vdev) gets one RX and one
+ * TX queue per worker, RSS across them when there is more than one worker, and
+ * a shared mbuf pool. Start-up and shutdown only; nothing here runs per packet.
+ */
+#ifndef LB_PORT_H
+#define LB_PORT_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mempool.h>
+
+/**
+ * Configure and start one port with n_queues RX/TX queue pairs.
+ *
+ * @return 0, or -errno with a reason in err (no RSS for several queues, too
+ *   many queues for the device, a DPDK call failing).
+ */
+int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err,
+		  size_t errlen);
+
+/** Stop and close a port (flushes a net_pcap TX file). */
+void lb_port_close(uint16_t port);
+
+/** An mbuf pool sized for n_ports ports with n_queues queue pairs each. */
+struct rte_mempool *lb_port_pool_create(uint16_t n_ports, uint16_t n_queues);
+
+#endif /* LB_PORT_H */

@@ -1,0 +1,612 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Independent checker for the spillwayd pcap integration test.
+
+Reads what gen_pcap.py wrote (in.pcap, config.json, manifest.json), the frames
+spillwayd sent (out.pcap) and its final stats JSON, and checks every output
+frame and every counter against the contract. Uses scapy's pcap reader and the
+standard library only; nothing from the project's C code.
+
+Usage: /usr/bin/python3 check_pcap.py DIR [--out OUT.pcap] [--stats STATS.json] [-v]
+Exit status 0 when everything holds, 1 with one line per violation otherwise.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import lbpcap  # noqa: E402
+from lbpcap import ip_norm, ip_version  # noqa: E402
+
+DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed", "l4_trunc",
+                "icmp_trunc", "icmp_malformed", "no_vip", "no_backend", "too_big", "no_headroom",
+                "tx_full"]
+TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_sent", "exception",
+              "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors"]
+
+# Spread tolerance. Maglev with M = 65537 slots gives each backend a table share
+# within ~0.1% of w/W for these few backends, so what varies is sampling: with n
+# hash keys (flows, or sources for src_ip VIPs) a backend of share p gets
+# Binomial(n, p) of them, sd sqrt(n p (1-p)). A fixed relative bound such as 15%
+# is ~2 sd for p = 1/8 and n = 1200 and would fail a perfect hash for some
+# seeds; instead each backend's count must be within Z_MAX sd of n p (two-sided
+# false-alarm rate ~7e-6 per backend) and the chi-square goodness of fit over
+# the VIP must have p-value >= CHI2_MIN_P. Ignoring weights (VIP 0: 1:1:2:4 over
+# 1200 flows) is ~13 sd off for the weight-4 backend, a missing or extra backend
+# far more: both are caught. The relative bound each VIP gets is printed.
+Z_MAX = 4.5
+CHI2_MIN_P = 1e-4
+SPREAD_MIN_UNITS = 100
+
+MARKER = re.compile(rb"SPW\d{8}\|")
+
+
+class Checker:
+    def __init__(self, d, out, stats, verbose, exception=None):
+        self.dir = d
+        self.verbose = verbose
+        self.fails = []
+        self.cfg = json.load(open(os.path.join(d, "config.json")))
+        self.man = json.load(open(os.path.join(d, "manifest.json")))["packets"]
+        self.inputs = lbpcap.read_pcap(os.path.join(d, "in.pcap"))
+        if not os.path.exists(out):
+            raise SystemExit("check_pcap: FAIL: %s does not exist" % out)
+        self.outputs = lbpcap.read_pcap(out)
+        self.stats = json.load(open(stats)) if stats else None
+        self.exc_path = exception
+        self.exc = lbpcap.read_pcap(exception) if exception else None
+        enc = self.cfg["encap"]
+        self.mtu = enc.get("mtu", 1500)
+        self.gue_port = enc.get("gue_port", lbpcap.DEFAULT_GUE_PORT)
+        self.too_big = enc.get("too_big", "icmp")
+        self.nh_mac = enc["next_hop_mac"].lower()
+        self.src4 = ip_norm(enc["source_v4"])
+        self.src6 = ip_norm(enc["source_v6"])
+        self.vips = self.cfg["vips"]
+        self.usable = [{ip_norm(b["address"]) for b in lbpcap.usable_backends(v)} for v in self.vips]
+
+    def fail(self, msg):
+        self.fails.append(msg)
+
+    # ------------------------------------------------------------------ inputs
+    def index_inputs(self):
+        if len(self.inputs) != len(self.man):
+            raise SystemExit("manifest has %d entries but in.pcap %d frames" % (len(self.man), len(self.inputs)))
+        self.in_ip = {}
+        self.by_ip = {}
+        self.by_marker = {}
+        for i, fr in enumerate(self.inputs):
+            ip = lbpcap.ip_packet_of(fr)
+            self.in_ip[i] = ip
+            if ip is not None:
+                self.by_ip[ip] = i
+                m = MARKER.search(ip)
+                if m:
+                    self.by_marker[m.group(0)] = i
+
+    def diagnose(self, data):
+        """Why bytes that should be an input IP packet match none."""
+        m = MARKER.search(data)
+        if not m or m.group(0) not in self.by_marker:
+            return "no input has these bytes (%d bytes, starts %s)" % (len(data), data[:24].hex())
+        i = self.by_marker[m.group(0)]
+        ref = self.in_ip[i]
+        k = next((k for k in range(min(len(ref), len(data))) if ref[k] != data[k]), min(len(ref), len(data)))
+        return "looks like input #%d (%s) but differs: length %d vs %d, first difference at byte %d" % (
+            i, self.man[i]["kind"], len(data), len(ref), k)
+
+    # ------------------------------------------------------------------ outputs
+    def scan_outputs(self):
+        self.fwd = defaultdict(list)      # input index -> [(out index, Decoded)]
+        self.replies = defaultdict(list)  # input index -> [(out index, Decoded)]
+        self.port_macs = Counter()
+        for j, fr in enumerate(self.outputs):
+            d = lbpcap.decode_output(fr, self.gue_port)
+            for e in d.errors:
+                self.fail("out#%d: %s" % (j, e))
+            if d.eth_src:
+                self.port_macs[d.eth_src] += 1
+            if d.vlan:
+                self.fail("out#%d: output frame carries VLAN tags %s (must be untagged)" % (j, d.vlan))
+            if d.kind == "encap":
+                i = self.by_ip.get(bytes(d.inner))
+                if i is None:
+                    self.fail("out#%d: inner packet to %s: %s" % (j, d.outer_dst, self.diagnose(bytes(d.inner))))
+                    continue
+                self.fwd[i].append((j, d))
+            elif d.kind in ("icmp4", "icmp6"):
+                q = bytes(d.quoted or b"")
+                m = MARKER.search(q)
+                i = self.by_marker.get(m.group(0)) if m else None
+                if i is None:
+                    self.fail("out#%d: %s reply to %s quotes no known input (%s)" % (
+                        j, d.kind, d.outer_dst, q[:40].hex()))
+                    continue
+                self.replies[i].append((j, d))
+            elif not d.errors:
+                self.fail("out#%d: unexpected output frame" % j)
+        if len(self.port_macs) > 1:
+            self.fail("output frames use %d different source MACs: %s" % (len(self.port_macs), dict(self.port_macs)))
+
+    # ------------------------------------------------------------------ per input
+    def group_backend(self, group):
+        bs = self.group_backends.get(group)
+        return next(iter(bs)) if bs and len(bs) == 1 else None
+
+    def resolve(self, i, e):
+        """The verdict input i must get: forward / icmp / drop, and drop reason."""
+        v = e["verdict"]
+        if v != "mtu":
+            return v, e.get("reason"), e.get("alt", [])
+        vip = self.vips[e["vip"]]
+        ohs = {lbpcap.encap_overhead(vip, b) for b in self.usable[e["vip"]]}
+        if len(ohs) > 1:
+            b = self.group_backend(e["group"])
+            if b is None:
+                self.fail("in#%d (oversize %d bytes to %s): cannot tell its flow's backend (flow not forwarded)"
+                          % (i, e["size"], lbpcap.vip_label(vip)))
+                return None, None, []
+            ohs = {lbpcap.encap_overhead(vip, b)}
+        oh = ohs.pop()
+        e["overhead"] = oh
+        if e["size"] + oh <= self.mtu:
+            return "forward", None, []
+        v6 = ip_version(vip["address"]) == 6
+        if self.too_big == "drop" or (not v6 and not e["df"]):
+            return "drop", "too_big", []
+        return "icmp", None, []
+
+    def check_packets(self):
+        # groups first (oversize verdicts for mixed-family VIPs need them)
+        self.group_backends = defaultdict(set)
+        for i, e in enumerate(self.man):
+            if e["verdict"] in ("forward", "mtu") and "group" in e:
+                for j, d in self.fwd.get(i, []):
+                    self.group_backends[e["group"]].add(d.outer_dst)
+        self.expect_drops = Counter()
+        self.ambiguous = []  # (input index, [acceptable reasons])
+        self.verdicts = {}
+        flow_sport = defaultdict(set)
+        bad_sport = []
+        for i, e in enumerate(self.man):
+            verdict, reason, alt = self.resolve(i, e)
+            if verdict is None:
+                continue
+            self.verdicts[i] = (verdict, reason)
+            outs, reps = self.fwd.get(i, []), self.replies.get(i, [])
+            what = "in#%d (%s%s)" % (i, e["kind"], ", " + lbpcap.vip_label(self.vips[e["vip"]])
+                                     if e.get("vip") is not None else "")
+            if verdict == "forward":
+                if len(outs) != 1:
+                    self.fail("%s: expected forwarded once, seen %d times%s" % (
+                        what, len(outs), "" if not reps else " (and answered with ICMP)"))
+                if reps:
+                    self.fail("%s: expected forwarded, got an ICMP too-big reply" % what)
+                for j, d in outs:
+                    self.check_encap(i, e, j, d, what)
+                    if d.gue:
+                        flow_sport[e.get("flow") or e["group"]].add((d.udp_sport, j))
+                        if not 1024 <= d.udp_sport <= 65535:
+                            bad_sport.append((j, d.udp_sport))
+            elif verdict == "icmp":
+                if outs:
+                    self.fail("%s: expected an ICMP too-big reply, but it was forwarded (out#%d)" % (what, outs[0][0]))
+                if len(reps) != 1:
+                    self.fail("%s: expected exactly one ICMP too-big reply, got %d" % (what, len(reps)))
+                for j, d in reps:
+                    self.check_reply(i, e, j, d, what)
+            else:
+                if outs or reps:
+                    self.fail("%s: expected drop (%s), but out#%d was sent for it" % (
+                        what, reason, (outs or reps)[0][0]))
+                if alt:
+                    self.ambiguous.append((i, [reason] + list(alt)))
+                else:
+                    self.expect_drops[reason] += 1
+        if self.exc is not None:
+            self.check_exception()
+        for k, s in flow_sport.items():
+            ports = {p for p, _ in s}
+            if len(ports) > 1:
+                self.fail("GUE source port differs within flow %s: %s" % (k, sorted(s)[:6]))
+        if bad_sport:
+            self.fail("GUE source port outside 1024..65535 on %d frames, e.g. out#%d sport %d" % (
+                len(bad_sport), bad_sport[0][0], bad_sport[0][1]))
+        for g, bs in self.group_backends.items():
+            if len(bs) > 1:
+                self.fail("flow/key %s reached %d backends: %s" % (g, len(bs), sorted(bs)))
+
+    def check_exception(self):
+        """With an exception port, traffic for no VIP leaves there unchanged
+        (byte-identical frame), and nothing else does."""
+        by_frame = {}
+        for i, fr in enumerate(self.inputs):
+            by_frame.setdefault(fr, i)
+        got = Counter()
+        for j, fr in enumerate(self.exc):
+            i = by_frame.get(fr)
+            if i is None:
+                m = MARKER.search(fr)
+                hint = (" (looks like input #%d, modified)" % self.by_marker[m.group(0)]
+                        if m and m.group(0) in self.by_marker else "")
+                self.fail("exc#%d: frame on the exception port is no input frame%s" % (j, hint))
+                continue
+            got[i] += 1
+        amb = {i: rs for i, rs in self.ambiguous}
+        for i, n in sorted(got.items()):
+            v = self.verdicts.get(i)
+            if n > 1:
+                self.fail("in#%d: sent %d times to the exception port" % (i, n))
+            if v == ("drop", "no_vip"):
+                self.expect_drops["no_vip"] -= 1
+            elif i in amb and "no_vip" in amb[i]:
+                self.ambiguous = [(k, rs) for k, rs in self.ambiguous if k != i]
+            else:
+                self.fail("in#%d (%s, verdict %s): must not go to the exception port" % (
+                    i, self.man[i]["kind"], v))
+        for i, v in self.verdicts.items():
+            if v == ("drop", "no_vip") and i not in got:
+                self.fail("in#%d (%s): traffic for no VIP not sent to the exception port" % (i, self.man[i]["kind"]))
+        self.n_exc = len(self.exc)
+
+    def check_encap(self, i, e, j, d, what):
+        fr = self.inputs[i]
+        inner = bytes(d.inner)
+        vi = e["vip"]
+        vip = self.vips[vi]
+        at = "%s -> out#%d" % (what, j)
+        if d.eth_dst != self.nh_mac:
+            self.fail("%s: Ethernet dst %s != next_hop_mac %s" % (at, d.eth_dst, self.nh_mac))
+        if d.outer_dst not in self.usable[vi]:
+            self.fail("%s: outer dst %s is not a usable backend of the VIP (%s)" % (
+                at, d.outer_dst, sorted(self.usable[vi])))
+        want_src = self.src4 if d.outer_version == 4 else self.src6
+        if d.outer_src != want_src:
+            self.fail("%s: outer src %s != %s" % (at, d.outer_src, want_src))
+        want_encap = vip.get("encap", "ipip")
+        if d.gue != (want_encap == "gue"):
+            self.fail("%s: encapsulated as %s, VIP says %s" % (at, "gue" if d.gue else "ipip", want_encap))
+        iv = inner[0] >> 4
+        if not d.gue and d.outer_proto != (4 if iv == 4 else 41):
+            self.fail("%s: outer protocol %d for an IPv%d inner packet" % (at, d.outer_proto, iv))
+        if d.ttl != 64:
+            self.fail("%s: outer TTL/hop limit %d != 64" % (at, d.ttl))
+        if d.tos != lbpcap.ip_tos(inner):
+            self.fail("%s: outer DSCP/ECN 0x%02x != inner 0x%02x" % (at, d.tos, lbpcap.ip_tos(inner)))
+        if d.outer_version == 4:
+            if not d.df:
+                self.fail("%s: outer IPv4 DF not set" % at)
+            if d.frag:
+                self.fail("%s: outer IPv4 has MF/offset set" % at)
+        if len(fr) and e.get("vip") is None:
+            self.fail("%s: forwarded without a VIP" % at)
+
+    def check_reply(self, i, e, j, d, what):
+        fr = self.inputs[i]
+        orig = self.in_ip[i]
+        at = "%s -> out#%d" % (what, j)
+        client_mac = ":".join("%02x" % b for b in fr[6:12])
+        client = ip_norm(orig[12:16]) if orig[0] >> 4 == 4 else ip_norm(orig[8:24])
+        want_mtu = self.mtu - e["overhead"]
+        if d.eth_dst != client_mac:
+            self.fail("%s: ICMP reply Ethernet dst %s != the packet's source MAC %s" % (at, d.eth_dst, client_mac))
+        if d.outer_dst != client:
+            self.fail("%s: ICMP reply to %s, not the client %s" % (at, d.outer_dst, client))
+        if d.ttl is not None and d.ttl == 0:
+            self.fail("%s: ICMP reply TTL 0" % at)
+        if orig[0] >> 4 == 4:
+            if d.kind != "icmp4" or d.outer_src != self.src4:
+                self.fail("%s: expected ICMPv4 from %s, got %s from %s" % (at, self.src4, d.kind, d.outer_src))
+            if (d.icmp_type, d.icmp_code) != (3, 4):
+                self.fail("%s: ICMP type/code %s/%s != 3/4" % (at, d.icmp_type, d.icmp_code))
+            if getattr(d, "icmp_unused", 0) != 0:
+                self.fail("%s: ICMP unused field %d != 0" % (at, d.icmp_unused))
+            limit = 576 - 28
+        else:
+            if d.kind != "icmp6" or d.outer_src != self.src6:
+                self.fail("%s: expected ICMPv6 from %s, got %s from %s" % (at, self.src6, d.kind, d.outer_src))
+            if (d.icmp_type, d.icmp_code) != (2, 0):
+                self.fail("%s: ICMPv6 type/code %s/%s != 2/0" % (at, d.icmp_type, d.icmp_code))
+            limit = 1280 - 48
+        if d.icmp_mtu != want_mtu:
+            self.fail("%s: MTU field %s != %d (mtu %d - overhead %d)" % (
+                at, d.icmp_mtu, want_mtu, self.mtu, e["overhead"]))
+        q = bytes(d.quoted)
+        want = orig[:limit]
+        if q != want:
+            k = next((k for k in range(min(len(q), len(want))) if q[k] != want[k]), min(len(q), len(want)))
+            self.fail("%s: quoted %d bytes, expected the first %d bytes of the packet; first difference at %d" % (
+                at, len(q), len(want), k))
+
+    # ------------------------------------------------------------------ spread
+    def check_spread(self):
+        self.spread_report = []
+        for vi, vip in enumerate(self.vips):
+            unit_backend = {}
+            for i, e in enumerate(self.man):
+                if e.get("vip") == vi and e.get("unit") and self.fwd.get(i):
+                    unit_backend[e["unit"]] = self.fwd[i][0][1].outer_dst
+            shares = lbpcap.expected_shares(vip)
+            if not shares or not unit_backend:
+                continue
+            counts = Counter(unit_backend.values())
+            n, chi2, dof, p, zs = lbpcap.spread_stats(counts, shares)
+            rows = []
+            for b in sorted(shares, key=lambda a: (ip_version(a), a)):
+                rows.append((b, shares[b], counts.get(b, 0), zs.get(b, 0.0)))
+            self.spread_report.append((vi, n, chi2, dof, p, rows))
+            if n < SPREAD_MIN_UNITS:
+                continue
+            if p < CHI2_MIN_P:
+                self.fail("spread %s: chi-square %.1f (dof %d) p=%.2g < %g over %d keys: %s" % (
+                    lbpcap.vip_label(vip), chi2, dof, p, CHI2_MIN_P, n,
+                    ", ".join("%s %d/%.0f" % (b, c, s * n) for b, s, c, _ in rows)))
+            for b, s, c, z in rows:
+                if abs(z) > Z_MAX:
+                    self.fail("spread %s: backend %s got %d of %d keys, expected %.1f (z=%.1f)" % (
+                        lbpcap.vip_label(vip), b, c, n, s * n, z))
+
+    # ------------------------------------------------------------------ stats
+    def check_stats(self):
+        st = self.stats
+        if st is None:
+            return
+        tot = st.get("totals")
+        if not isinstance(tot, dict):
+            self.fail("stats: no totals object")
+            return
+        for k in TOTAL_KEYS:
+            if not isinstance(tot.get(k), int):
+                self.fail("stats: totals.%s missing or not an integer" % k)
+        drops = tot.get("drops", {})
+        for k in DROP_REASONS:
+            if not isinstance(drops.get(k), int):
+                self.fail("stats: totals.drops.%s missing or not an integer" % k)
+        g = lambda k: tot.get(k) if isinstance(tot.get(k), int) else 0  # noqa: E731
+        dsum = sum(v for v in drops.values() if isinstance(v, int))
+        cons = g("forwarded") + g("icmp_sent") + g("exception") + dsum
+        if g("rx_packets") != cons:
+            self.fail("stats: rx_packets %d != forwarded %d + icmp_sent %d + exception %d + drops %d = %d" % (
+                g("rx_packets"), g("forwarded"), g("icmp_sent"), g("exception"), dsum, cons))
+        if g("rx_packets") != len(self.inputs):
+            self.fail("stats: rx_packets %d != %d frames in in.pcap" % (g("rx_packets"), len(self.inputs)))
+        in_bytes = sum(len(f) for f in self.inputs)
+        if g("rx_bytes") != in_bytes:
+            self.fail("stats: rx_bytes %d != %d bytes in in.pcap" % (g("rx_bytes"), in_bytes))
+        n_fwd = sum(len(v) for v in self.fwd.values())
+        n_rep = sum(len(v) for v in self.replies.values())
+        n_unmatched = len(self.outputs) - n_fwd - n_rep
+        if g("forwarded") + g("icmp_sent") != len(self.outputs):
+            self.fail("stats: forwarded %d + icmp_sent %d != %d frames in out.pcap" % (
+                g("forwarded"), g("icmp_sent"), len(self.outputs)))
+        if not n_unmatched and g("forwarded") != n_fwd:
+            self.fail("stats: forwarded %d != %d encapsulated frames in out.pcap" % (g("forwarded"), n_fwd))
+        if not n_unmatched and g("icmp_sent") != n_rep:
+            self.fail("stats: icmp_sent %d != %d ICMP replies in out.pcap" % (g("icmp_sent"), n_rep))
+        if self.exc is None and g("exception"):
+            self.fail("stats: exception %d with no exception port" % g("exception"))
+        if self.exc is not None and g("exception") != len(self.exc):
+            self.fail("stats: exception %d != %d frames on the exception port" % (g("exception"), len(self.exc)))
+
+        # drops: unambiguous reasons exactly; ambiguous packets may land in any of
+        # their acceptable reasons, so each reason lies in [exact, exact + those].
+        want_total = sum(self.expect_drops.values()) + len(self.ambiguous)
+        if dsum != want_total:
+            self.fail("stats: %d drops in total, expected %d (%s)" % (
+                dsum, want_total, ", ".join("%s %d" % kv for kv in sorted(self.expect_drops.items()))))
+        for r in DROP_REASONS:
+            lo = self.expect_drops.get(r, 0)
+            hi = lo + sum(1 for _, rs in self.ambiguous if r in rs)
+            got = drops.get(r, 0) if isinstance(drops.get(r), int) else 0
+            if not lo <= got <= hi:
+                exp = str(lo) if lo == hi else "%d..%d" % (lo, hi)
+                self.fail("stats: drops.%s = %d, expected %s" % (r, got, exp))
+
+        # fragments / ICMP errors steered
+        frag_fwd = sum(1 for i, e in enumerate(self.man) if e["kind"] == "fragment" and self.fwd.get(i))
+        frag_all = sum(1 for e in self.man if e["kind"].startswith("fragment"))
+        if not frag_fwd <= g("fragments") <= frag_all:
+            self.fail("stats: fragments %d, expected %d..%d" % (g("fragments"), frag_fwd, frag_all))
+        ie_fwd = sum(1 for i, e in enumerate(self.man) if e["kind"] == "icmp-error" and self.fwd.get(i))
+        ie_all = ie_fwd + sum(1 for e in self.man if e["kind"] == "icmp-bad")
+        if not ie_fwd <= g("icmp_errors") <= ie_all:
+            self.fail("stats: icmp_errors %d, expected %d..%d" % (g("icmp_errors"), ie_fwd, ie_all))
+
+        # flow table: distinct flow-table keys (5-tuples; fragments keyed without ports)
+        keys_at = defaultdict(set)     # (vip, backend) -> flow-table keys
+        for i, e in enumerate(self.man):
+            for _, d in self.fwd.get(i, []):
+                if e["kind"] == "fragment":
+                    k = e["group"]
+                elif e["kind"] == "icmp-error":
+                    continue
+                else:
+                    k = e["flow"]
+                keys_at[(e["vip"], d.outer_dst)].add(k)
+        n_keys = sum(len(s) for s in keys_at.values())
+        n_keys_nofrag = sum(1 for s in keys_at.values() for k in s if not k.startswith("frag|"))
+        nb = sum(1 for v in self.verdicts.values() if v == ("drop", "no_backend"))
+        tb = sum(1 for v in self.verdicts.values() if v == ("drop", "too_big"))
+        # An evicted flow that comes back misses again (and is counted new again).
+        ev = g("flow_evictions")
+        self.evictions = ev
+        if not n_keys_nofrag <= g("flow_misses") <= n_keys + nb + ev:
+            self.fail("stats: flow_misses %d, expected %d new flows (%d without fragment keys; "
+                      "+ up to %d no_backend lookups + %d evictions)" % (
+                          g("flow_misses"), n_keys, n_keys_nofrag, nb, ev))
+        lookups = g("flow_hits") + g("flow_misses")
+        lo = n_fwd - (frag_fwd if frag_fwd else 0)
+        if not lo <= lookups <= n_fwd + n_rep + tb + nb:
+            self.fail("stats: flow_hits + flow_misses = %d, expected %d..%d" % (
+                lookups, lo, n_fwd + n_rep + tb + nb))
+        if g("flow_rechosen"):
+            self.fail("stats: flow_rechosen %d, expected 0 (no membership change)" % g("flow_rechosen"))
+
+        self.check_stats_objects(keys_at, ev)
+        cores = st.get("cores")
+        if not isinstance(cores, list) or not cores:
+            self.fail("stats: no cores list")
+        else:
+            for k in TOTAL_KEYS:
+                s = sum(c.get(k, 0) for c in cores if isinstance(c.get(k, 0), int))
+                if s != g(k):
+                    self.fail("stats: sum over cores of %s = %d != totals %d" % (k, s, g(k)))
+            for r in DROP_REASONS:
+                s = sum(c.get("drops", {}).get(r, 0) for c in cores)
+                if s != drops.get(r, 0):
+                    self.fail("stats: sum over cores of drops.%s = %d != totals %d" % (r, s, drops.get(r, 0)))
+
+    def check_stats_objects(self, keys_at, evictions):
+        st = self.stats
+        svips = st.get("vips")
+        if not isinstance(svips, list):
+            self.fail("stats: no vips list")
+            return
+        pk = defaultdict(int)
+        by = {"outer frame": defaultdict(int), "outer IP": defaultdict(int), "inner IP": defaultdict(int),
+              "input frame": defaultdict(int)}
+        for i, e in enumerate(self.man):
+            for j, d in self.fwd.get(i, []):
+                key = (e["vip"], d.outer_dst)
+                pk[key] += 1
+                by["outer frame"][key] += len(self.outputs[j])
+                by["outer IP"][key] += len(d.ip)
+                by["inner IP"][key] += len(d.inner)
+                by["input frame"][key] += len(self.inputs[i])
+        # Byte counters: the contract does not say which bytes count, so
+        # forwarded_bytes must equal one of the definitions, and the per-backend
+        # bytes one definition (the same for every backend).
+        byte_defs = set(by)
+        tot_fwd_bytes = {k: sum(v.values()) for k, v in by.items()}
+        fb = st["totals"].get("forwarded_bytes")
+        self.fwd_byte_def = [k for k, v in tot_fwd_bytes.items() if v == fb]
+        if not self.fwd_byte_def:
+            self.fail("stats: forwarded_bytes %s matches no definition: %s" % (fb, tot_fwd_bytes))
+        seen = set()
+        for sv in svips:
+            try:
+                vi = next(k for k, v in enumerate(self.vips)
+                          if ip_norm(v["address"]) == ip_norm(sv["address"]) and v["port"] == sv["port"]
+                          and v["protocol"] == sv["protocol"])
+            except (StopIteration, KeyError, ValueError):
+                self.fail("stats: vips entry %s matches no configured VIP" % json.dumps(sv)[:120])
+                continue
+            seen.add(vi)
+            label = lbpcap.vip_label(self.vips[vi])
+            vp = sum(n for (v, _), n in pk.items() if v == vi)
+            if not isinstance(sv.get("packets"), int) or sv["packets"] < vp:
+                self.fail("stats %s: packets %s < %d forwarded" % (label, sv.get("packets"), vp))
+            bsum = Counter()
+            for sb in sv.get("backends", []):
+                try:
+                    b = ip_norm(sb["address"])
+                except (KeyError, ValueError):
+                    self.fail("stats %s: backend entry without a valid address: %s" % (label, sb))
+                    continue
+                key = (vi, b)
+                if sb.get("packets") != pk.get(key, 0):
+                    self.fail("stats %s backend %s: packets %s, out.pcap has %d" % (
+                        label, b, sb.get("packets"), pk.get(key, 0)))
+                # fragments may or may not go through the flow table
+                nf = len(keys_at.get(key, ()))
+                nf_nofrag = len([k for k in keys_at.get(key, ()) if not k.startswith("frag|")])
+                ok = (sb.get("new_flows") in (nf, nf_nofrag) if not evictions else
+                      isinstance(sb.get("new_flows"), int) and nf_nofrag <= sb["new_flows"] <= nf + evictions)
+                if not ok:
+                    self.fail("stats %s backend %s: new_flows %s, expected %d distinct flows seen there%s%s" % (
+                        label, b, sb.get("new_flows"), nf,
+                        "" if nf == nf_nofrag else " (%d without fragment keys)" % nf_nofrag,
+                        " (+ up to %d evicted and re-created)" % evictions if evictions else ""))
+                byte_defs &= {k for k in by if by[k].get(key, 0) == sb.get("bytes")}
+                for f in ("packets", "bytes", "new_flows"):
+                    bsum[f] += sb.get(f, 0) if isinstance(sb.get(f), int) else 0
+                cb = next((x for x in self.vips[vi]["backends"] if ip_norm(x["address"]) == b), None)
+                if cb is None:
+                    self.fail("stats %s: backend %s not in the config" % (label, b))
+                elif sb.get("weight") != cb.get("weight", 1) or sb.get("state") != cb.get("state", "active"):
+                    self.fail("stats %s backend %s: weight/state %s/%s, config %s/%s" % (
+                        label, b, sb.get("weight"), sb.get("state"), cb.get("weight", 1),
+                        cb.get("state", "active")))
+            if len(sv.get("backends", [])) != len(self.vips[vi]["backends"]):
+                self.fail("stats %s: %d backends listed, config has %d" % (
+                    label, len(sv.get("backends", [])), len(self.vips[vi]["backends"])))
+            if sv.get("new_flows") != bsum["new_flows"]:
+                self.fail("stats %s: new_flows %s != sum over backends %d" % (label, sv.get("new_flows"),
+                                                                            bsum["new_flows"]))
+        if not byte_defs:
+            self.fail("stats: per-backend bytes match no single definition (outer/inner/input bytes)")
+        self.byte_def = sorted(byte_defs)
+        if self.stats and self.fwd_byte_def:
+            self.byte_def = ["per-backend bytes: " + "/".join(self.byte_def),
+                             "forwarded_bytes: " + "/".join(self.fwd_byte_def)]
+        for vi in range(len(self.vips)):
+            if vi not in seen:
+                self.fail("stats: VIP %s missing from vips" % lbpcap.vip_label(self.vips[vi]))
+
+    # ------------------------------------------------------------------ report
+    def report(self):
+        kinds = Counter(e["kind"] for e in self.man)
+        vc = Counter(v for v, _ in self.verdicts.values())
+        print("check_pcap: %d input frames (%s)" % (len(self.inputs), ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
+        print("check_pcap: expected %d forward, %d ICMP too-big, %d drops; out.pcap has %d frames%s" % (
+            vc["forward"], vc["icmp"], vc["drop"], len(self.outputs),
+            "" if self.exc is None else ", exception port %d" % len(self.exc)))
+        for vi, n, chi2, dof, p, rows in self.spread_report:
+            vip = self.vips[vi]
+            rel = max((Z_MAX * ((s * (1 - s) / n) ** 0.5) / s) for _, s, _, _ in rows) if n else 0
+            print("  %-26s %-12s %5d keys  chi2 %6.2f dof %d p=%.3f  (bound |z|<=%.1f, i.e. up to %.0f%% rel)" % (
+                lbpcap.vip_label(vip), vip.get("key", "5tuple"), n, chi2, dof, p, Z_MAX, 100 * rel))
+            for b, s, c, z in rows:
+                print("      %-12s expected %5.1f%%  got %5.1f%% (%4d)  z=%+.1f" % (
+                    b, 100 * s, 100 * c / n if n else 0, c, z))
+        if self.stats:
+            t = self.stats.get("totals", {})
+            print("check_pcap: stats rx %s fwd %s icmp %s hits %s misses %s evictions %s frags %s icmp_err %s "
+                  "drops %s" % (
+                      t.get("rx_packets"), t.get("forwarded"), t.get("icmp_sent"), t.get("flow_hits"),
+                      t.get("flow_misses"), t.get("flow_evictions"), t.get("fragments"), t.get("icmp_errors"),
+                {k: v for k, v in t.get("drops", {}).items() if v}))
+            if getattr(self, "byte_def", None):
+                print("check_pcap: byte counters count %s" % "; ".join(self.byte_def))
+        if self.fails:
+            print("check_pcap: FAIL: %d violations" % len(self.fails))
+            shown = self.fails if self.verbose else self.fails[:60]
+            for f in shown:
+                print("  " + f)
+            if len(shown) < len(self.fails):
+                print("  ... %d more (-v shows all)" % (len(self.fails) - len(shown)))
+            return 1
+        print("check_pcap: PASS")
+        return 0
+
+    def run(self):
+        self.index_inputs()
+        self.scan_outputs()
+        self.check_packets()
+        self.check_spread()
+        self.check_stats()
+        return self.report()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--out", help="default DIR/out.pcap")
+    ap.add_argument("--stats", help="default DIR/stats.json; 'none' skips the stats checks")
+    ap.add_argument("--exception", help="pcap written by the exception port (daemon run with --exception-port)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+    out = a.out or os.path.join(a.dir, "out.pcap")
+    stats = a.stats or os.path.join(a.dir, "stats.json")
+    if stats == "none":
+        stats = None
+    sys.exit(Checker(a.dir, out, stats, a.verbose, a.exception).run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,679 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Generate the pcap integration test input for spillwayd.
+
+Writes into OUTDIR:
+  in.pcap        the frames to replay (net_pcap rx_pcap)
+  config.json    the daemon configuration
+  manifest.json  for every input frame (by index): what it is and what the
+                 balancer must do with it (forward / icmp / drop + reason)
+
+Deterministic: the same --seed gives byte-identical files. Every IP packet in
+in.pcap is unique (payloads carry a sequence number), so the checker can match
+an output packet to its input by the inner bytes alone.
+
+Usage: /usr/bin/python3 gen_pcap.py OUTDIR [--seed N] [--scale F] [--too-big icmp|drop]
+                                   [--flow-capacity N] [--no-jumbo]
+       /usr/bin/python3 gen_pcap.py OUTDIR --bad-configs
+"""
+
+import argparse
+import ipaddress
+import json
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_NOP, IPOption_Router_Alert  # noqa: E402
+from scapy.layers.inet import IPOption_RR, IPOption_EOL, fragment  # noqa: E402
+from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,  # noqa: E402
+                                IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, ICMPv6DestUnreach,
+                                ICMPv6EchoRequest, ICMPv6PacketTooBig, ICMPv6ParamProblem,
+                                ICMPv6TimeExceeded, ICMPv6ND_NS, fragment6)
+from scapy.layers.l2 import ARP, Ether  # noqa: E402
+from scapy.packet import Raw  # noqa: E402
+
+import lbpcap  # noqa: E402
+
+LB_MAC = "02:00:00:00:00:fe"
+MTU = 1500
+ROUTER4 = "203.0.113.1"
+ROUTER6 = "2001:db8:ffff::1"
+
+
+def make_config(too_big, flow_capacity=262144):
+    def be(addr, w=1, state=None, name=None):
+        b = {"address": addr, "weight": w}
+        if state:
+            b["state"] = state
+        if name:
+            b["name"] = name
+        return b
+
+    vips = [
+        # 0: IPv4 TCP ipip, weighted
+        {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
+         "backends": [be("10.1.0.1", 1), be("10.1.0.2", 1), be("10.1.0.3", 2), be("10.1.0.4", 4)]},
+        # 1: same address, another port, GUE (and the target of "lowest port" for fragments: no)
+        {"address": "192.0.2.10", "port": 443, "protocol": "tcp", "key": "5tuple", "encap": "gue",
+         "backends": [be("10.1.1.1", 1, name="web443-a"), be("10.1.1.2", 1, name="web443-b")]},
+        # 2: IPv4 UDP port-agnostic GUE, with a draining and a down backend
+        {"address": "192.0.2.20", "port": 0, "protocol": "udp", "key": "5tuple", "encap": "gue",
+         "backends": [be("10.2.0.1"), be("10.2.0.2"), be("10.2.0.3"), be("10.2.0.4", 2),
+                      be("10.2.0.5", 1, "draining"), be("10.2.0.6", 1, "down")]},
+        # 3: IPv6 TCP ipip (6in6), one weight-0 backend
+        {"address": "2001:db8::10", "port": 443, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
+         "backends": [be("fd01::1"), be("fd01::2"), be("fd01::3"), be("fd01::4"), be("fd01::5", 0)]},
+        # 4: IPv6 UDP GUE with IPv4 and IPv6 backends
+        {"address": "2001:db8::20", "port": 53, "protocol": "udp", "key": "5tuple", "encap": "gue",
+         "backends": [be("10.3.0.1"), be("10.3.0.2"), be("fd03::1"), be("fd03::2")]},
+        # 5: src_ip key mode
+        {"address": "192.0.2.30", "port": 8080, "protocol": "tcp", "key": "src_ip", "encap": "ipip",
+         "backends": [be("10.4.0.%d" % i) for i in range(1, 6)] + [be("fd04::1")]},  # + 4in6
+        # 6: src_ip_dport key mode on a port-agnostic VIP
+        {"address": "192.0.2.50", "port": 0, "protocol": "tcp", "key": "src_ip_dport", "encap": "gue",
+         "backends": [be("10.5.0.1"), be("10.5.0.2"), be("10.5.0.3")]},
+        # 7: no usable backend
+        {"address": "192.0.2.40", "port": 80, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
+         "backends": [be("10.6.0.1", 0), be("10.6.0.2", 1, "down"), be("10.6.0.3", 1, "draining")]},
+        # 8: a specific port next to the port-0 VIP 6: exact match wins, fragments go to 6
+        {"address": "192.0.2.50", "port": 443, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
+         "backends": [be("10.7.0.1"), be("10.7.0.2")]},
+        # 9: IPv6 VIP, ipip to IPv4 (6in4) and IPv6 (6in6) backends
+        {"address": "2001:db8::30", "port": 80, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
+         "backends": [be("10.8.0.1"), be("10.8.0.2"), be("fd08::1")]},
+    ]
+    return {
+        "encap": {"source_v4": "10.0.0.1", "source_v6": "fd00::1",
+                  "next_hop_mac": "02:00:00:00:00:01", "mtu": MTU, "gue_port": 6080,
+                  "too_big": too_big},
+        "maglev": {"table_size": 65537, "seed": "spillway-pcap-test"},
+        "flows": {"capacity": flow_capacity, "tcp_idle_ms": 300000, "udp_idle_ms": 30000},
+        "vips": vips,
+    }
+
+
+class Gen:
+    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True):
+        self.jumbo = jumbo
+        self.r = random.Random(seed)
+        self.scale = scale
+        self.too_big = too_big
+        self.cfg = make_config(too_big, flow_capacity)
+        self.seq = 0
+        self.events = []      # (time, order, frame bytes, manifest entry)
+        self.order = 0
+        self.used_tuples = set()
+        self.client_mac = {}
+        self.flows = []       # dicts describing flows (for ICMP errors / oversize)
+        self.fid = 0
+
+    # ---------------------------------------------------------------- helpers
+    def payload(self, n):
+        self.seq += 1
+        head = b"SPW%08d|" % self.seq
+        return head + self.r.randbytes(max(0, n - len(head)))
+
+    def mac_of(self, client):
+        m = self.client_mac.get(client)
+        if m is None:
+            m = "02:%02x:%02x:%02x:%02x:%02x" % tuple(self.r.randrange(256) for _ in range(5))
+            self.client_mac[client] = m
+        return m
+
+    def rand_tags(self):
+        x = self.r.random()
+        if x < 0.08:
+            return [(0x8100, self.r.randrange(1, 4095))]
+        if x < 0.11:
+            return [(0x88A8, self.r.randrange(1, 4095)), (0x8100, self.r.randrange(1, 4095))]
+        if x < 0.12:
+            return [(0x8100, self.r.randrange(1, 4095)), (0x8100, self.r.randrange(1, 4095))]
+        return []
+
+    def frame(self, ip, ethertype, src_mac, tags=None, pad=None):
+        """Ethernet frame around raw L3 bytes. pad None = random realistic padding."""
+        hdr = bytes.fromhex(LB_MAC.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
+        for tpid, vid in tags or []:
+            hdr += struct.pack("!HH", tpid, vid)
+        hdr += struct.pack("!H", ethertype)
+        f = hdr + ip
+        if pad is None:
+            if len(f) < 60 and self.r.random() < 0.7:
+                f += b"\0" * (60 - len(f))
+            elif self.r.random() < 0.02:
+                f += self.r.randbytes(self.r.randrange(1, 9))
+        elif pad:
+            f += pad
+        return f
+
+    def emit(self, t, frame, entry):
+        self.order += 1
+        self.events.append((t, self.order, frame, entry))
+
+    def rand_client(self, v6):
+        if v6:
+            return str(ipaddress.IPv6Address(0x20010DB8C0000000 << 64 | self.r.getrandbits(40)))
+        return str(ipaddress.IPv4Address((198 << 24) | (18 << 16) | self.r.getrandbits(17)))
+
+    def new_tuple(self, client, cport, vip, vport, proto):
+        t = (client, cport, vip, vport, proto)
+        if t in self.used_tuples:
+            return False
+        self.used_tuples.add(t)
+        return True
+
+    # ---------------------------------------------------------------- L3 builders
+    def ip_l4(self, src, dst, proto, sport, dport, tos, df, payload, ttl=None, ext=None,
+              opts=None, tcp_flags="PA", ipid=None):
+        return lbpcap.l4_packet(
+            src, dst, proto, sport, dport, payload, tos=tos, ttl=ttl or self.r.randrange(30, 129), df=df,
+            tcp_flags=tcp_flags, seq=self.r.getrandbits(32),
+            ack=self.r.getrandbits(32) if "A" in tcp_flags else 0,
+            ipid=ipid if ipid is not None else self.r.getrandbits(16),
+            flowlabel=self.r.getrandbits(20), ext=ext, opts=opts)
+
+    def rand_opts(self):
+        c = self.r.randrange(3)
+        if c == 0:
+            return [IPOption_Router_Alert()]
+        if c == 1:
+            return [IPOption_NOP(), IPOption_NOP(), IPOption_NOP(), IPOption_EOL()]
+        return [IPOption_RR(routers=["192.0.2.254", "0.0.0.0"])]
+
+    def rand_ext(self):
+        c = self.r.randrange(4)
+        if c == 0:
+            return [IPv6ExtHdrHopByHop()]
+        if c == 1:
+            return [IPv6ExtHdrDestOpt()]
+        if c == 2:
+            return [IPv6ExtHdrRouting(addresses=[], segleft=0)]
+        return [IPv6ExtHdrHopByHop(), IPv6ExtHdrRouting(addresses=[], segleft=0), IPv6ExtHdrDestOpt()]
+
+    # ---------------------------------------------------------------- traffic
+    def vip_flows(self, vi, nflows, sources=None, dports=None):
+        """nflows flows to VIP vi. sources: fixed list of client addresses to draw
+        from (key modes by source); dports: destination ports for port-0 VIPs."""
+        vip = self.cfg["vips"][vi]
+        v6 = ":" in vip["address"]
+        proto = lbpcap.PROTO_NUM[vip["protocol"]]
+        key_mode = vip["key"]
+        usable = bool(lbpcap.usable_backends(vip))
+        made = 0
+        while made < nflows:
+            client = self.r.choice(sources) if sources else self.rand_client(v6)
+            cport = self.r.randrange(1024, 65536)
+            vport = vip["port"] or (self.r.choice(dports) if dports else self.r.randrange(1, 65536))
+            if not self.new_tuple(client, cport, vip["address"], vport, proto):
+                continue
+            made += 1
+            self.fid += 1
+            fid = "f%d" % self.fid
+            if key_mode == "src_ip":
+                group = "v%d|src|%s" % (vi, client)
+            elif key_mode == "src_ip_dport":
+                group = "v%d|srcdport|%s|%d" % (vi, client, vport)
+            else:
+                group = "v%d|%s" % (vi, fid)
+            tos = self.r.choice([0, 0, 0, 0x10, 0xB8, 0x01, 0x02, 0x03, 0x2A])
+            df = proto == 6 or self.r.random() < 0.5
+            use_ext = self.r.random() < 0.08
+            npk = self.r.randrange(1, 6)
+            t = self.r.random()
+            flow = {"fid": fid, "vi": vi, "client": client, "cport": cport, "vport": vport,
+                    "proto": proto, "v6": v6, "group": group, "t0": t, "tos": tos}
+            self.flows.append(flow)
+            mac = self.mac_of(client)
+            for k in range(npk):
+                size = self.r.choice([0, 0, 10, 40, 100, 200, 500, 1000])
+                ext = self.rand_ext() if (v6 and use_ext and self.r.random() < 0.7) else None
+                opts = self.rand_opts() if (not v6 and self.r.random() < 0.04) else None
+                flags = ("S" if k == 0 else self.r.choice(["A", "PA", "PA", "FA"]))
+                ip = self.ip_l4(client, vip["address"], proto, cport, vport, tos, df,
+                                self.payload(size), ext=ext, opts=opts, tcp_flags=flags)
+                e = {"kind": "flow", "vip": vi, "group": group, "flow": fid}
+                if usable:
+                    e.update(verdict="forward", unit=group)
+                else:
+                    e.update(verdict="drop", reason="no_backend")
+                et = lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP
+                self.emit(t, self.frame(ip, et, mac, self.rand_tags()), e)
+                t += self.r.random() * 0.02
+            flow["tend"] = t
+
+    def fragments(self):
+        """IPv4 and IPv6 datagrams split into 3+ fragments."""
+        cfg = self.cfg
+        # (dst, proto, dport, count, v6, extra ext)
+        specs = [("192.0.2.20", 17, 5353, 10, False), ("192.0.2.10", 6, 80, 5, False),
+                 ("192.0.2.10", 6, 443, 3, False),   # fragments: lowest-port VIP (80)
+                 ("2001:db8::20", 17, 53, 8, True), ("2001:db8::10", 6, 443, 4, True),
+                 ("192.0.2.50", 6, 443, 3, False),   # fragments: the port-0 VIP (6), not 8
+                 ("2001:db8::30", 6, 80, 3, True)]
+        dg = 0
+        for dst, proto, dport, count, v6 in specs:
+            clients = [self.rand_client(v6) for _ in range(max(1, count // 2))]
+            vi = lbpcap.find_vip(cfg, dst, proto, dport, fragment=True)
+            for n in range(int(count * max(1.0, self.scale))):
+                dg += 1
+                client = self.r.choice(clients)
+                group = "frag|%s|%s|%d" % (client, dst, proto)
+                pl = self.payload(self.r.randrange(1000, 1400))
+                cport = self.r.randrange(1024, 65536)
+                tos = self.r.choice([0, 0xB8, 0x02])
+                if v6:
+                    ext = [IPv6ExtHdrHopByHop()] if n % 3 == 0 else []
+                    p = IPv6(src=client, dst=dst, tc=tos, hlim=60)
+                    for h in ext:
+                        p = p / h
+                    l4 = TCP(sport=cport, dport=dport, flags="PA") if proto == 6 else \
+                        UDP(sport=cport, dport=dport)
+                    p = p / IPv6ExtHdrFragment(id=self.r.getrandbits(32)) / l4 / Raw(pl)
+                    frags = [bytes(f) for f in fragment6(p, 496)]
+                else:
+                    l4 = TCP(sport=cport, dport=dport, flags="PA") if proto == 6 else \
+                        UDP(sport=cport, dport=dport)
+                    p = IP(src=client, dst=dst, tos=tos, ttl=60, id=self.r.getrandbits(16)) / l4 / Raw(pl)
+                    frags = [bytes(f) for f in fragment(p, fragsize=400)]
+                assert len(frags) >= 3
+                if n % 4 == 1:
+                    frags.reverse()
+                elif n % 4 == 2:
+                    self.r.shuffle(frags)
+                t = self.r.random()
+                mac = self.mac_of(client)
+                tags = self.rand_tags()
+                for fr in frags:
+                    e = {"kind": "fragment", "vip": vi, "group": group, "datagram": dg,
+                         "verdict": "forward"}
+                    self.emit(t, self.frame(fr, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP, mac, tags), e)
+                    t += 0.0001
+        # fragments of a datagram to a VIP address with no VIP for that protocol
+        p = IP(src="198.18.200.1", dst="192.0.2.10", id=77) / UDP(sport=1000, dport=80) / Raw(self.payload(1000))
+        for fr in fragment(p, fragsize=400):
+            self.emit(self.r.random(), self.frame(bytes(fr), lbpcap.ETH_P_IP, self.mac_of("198.18.200.1")),
+                      {"kind": "fragment-novip", "verdict": "drop", "reason": "no_vip"})
+
+    def quote(self, flow, cut=None, l4len=None, hdrs=False):
+        """The packet a backend sent VIP -> client in this flow, as a router quotes it."""
+        vip = self.cfg["vips"][flow["vi"]]
+        src, dst = vip["address"], flow["client"]
+        if flow["proto"] == 6:
+            l4 = TCP(sport=flow["vport"], dport=flow["cport"], flags="SA", seq=self.r.getrandbits(32),
+                     ack=self.r.getrandbits(32))
+        else:
+            l4 = UDP(sport=flow["vport"], dport=flow["cport"])
+        pl = Raw(self.payload(self.r.randrange(0, 64)))
+        # hdrs: the quoted packet carries IPv6 extension headers / IPv4 options
+        if flow["v6"]:
+            ip = IPv6(src=src, dst=dst, hlim=64, tc=flow["tos"])
+            if hdrs:
+                ip = ip / IPv6ExtHdrDestOpt()
+            q = bytes(ip / l4 / pl)
+            hl = 48 if hdrs else 40
+        else:
+            q = bytes(IP(src=src, dst=dst, ttl=64, id=self.r.getrandbits(16), flags="DF",
+                         options=[IPOption_Router_Alert()] if hdrs else []) / l4 / pl)
+            hl = 24 if hdrs else 20
+        if l4len is not None:
+            q = q[:hl + l4len]
+        if cut is not None:
+            q = q[:cut]
+        return q
+
+    def icmp_frame(self, flow, quoted, t=None, v4type=(3, 4), v6type=2, tags=None):
+        vip = self.cfg["vips"][flow["vi"]]
+        router_mac = "02:aa:bb:cc:dd:01"
+        if flow["v6"]:
+            cls = {1: ICMPv6DestUnreach(code=4), 2: ICMPv6PacketTooBig(mtu=1280),
+                   3: ICMPv6TimeExceeded(code=0), 4: ICMPv6ParamProblem(code=0, ptr=6)}[v6type]
+            ip = bytes(IPv6(src=ROUTER6, dst=vip["address"], hlim=64) / cls / Raw(quoted))
+            return self.frame(ip, lbpcap.ETH_P_IPV6, router_mac, tags)
+        ty, code = v4type
+        ic = ICMP(type=ty, code=code)
+        if (ty, code) == (3, 4):
+            ic = ICMP(type=3, code=4, nexthopmtu=1400)
+        if ty == 12:
+            ic = ICMP(type=12, code=0, ptr=8)
+        ip = bytes(IP(src=ROUTER4, dst=vip["address"], ttl=64) / ic / Raw(quoted))
+        return self.frame(ip, lbpcap.ETH_P_IP, router_mac, tags)
+
+    def icmp_errors(self):
+        fl = [f for f in self.flows if lbpcap.usable_backends(self.cfg["vips"][f["vi"]])]
+        v4 = [f for f in fl if not f["v6"]]
+        v6 = [f for f in fl if f["v6"]]
+        n4 = int(60 * self.scale) or 4
+        n6 = int(30 * self.scale) or 4
+        for i, f in enumerate(self.r.sample(v4, min(n4, len(v4)))):
+            if f["proto"] == 6:
+                ty = [(3, 4), (3, 4), (11, 0), (12, 0), (3, 1)][i % 5]
+            else:
+                ty = [(3, 3), (11, 0), (3, 4)][i % 3]
+            # routers quote the IP header + 8 bytes (RFC 792) or more (RFC 1812)
+            q = self.quote(f, l4len=8, hdrs=i % 4 == 1) if i % 3 == 0 else self.quote(f, hdrs=i % 4 == 1)
+            t = f["t0"] + 0.001 + self.r.random() * 0.02
+            e = {"kind": "icmp-error", "vip": f["vi"], "group": f["group"], "flow": f["fid"],
+                 "verdict": "forward", "icmp_error": True}
+            self.emit(t, self.icmp_frame(f, q, v4type=ty, tags=self.rand_tags()), e)
+        for i, f in enumerate(self.r.sample(v6, min(n6, len(v6)))):
+            ty = [2, 2, 1, 3, 4][i % 5]
+            q = self.quote(f, l4len=8, hdrs=i % 4 == 1) if i % 3 == 0 else self.quote(f, hdrs=i % 4 == 1)
+            t = f["t0"] + 0.001 + self.r.random() * 0.02
+            e = {"kind": "icmp-error", "vip": f["vi"], "group": f["group"], "flow": f["fid"],
+                 "verdict": "forward", "icmp_error": True}
+            self.emit(t, self.icmp_frame(f, q, v6type=ty, tags=self.rand_tags()), e)
+
+        # ICMP errors that must not be forwarded
+        f4 = next(f for f in v4 if f["vi"] == 0)
+        f6 = v6[0]
+        bad = []
+        # quoted flow from the VIP address but a port no VIP has
+        g = dict(f4, vport=9, vi=f4["vi"])
+        bad.append((self.icmp_frame(g, self.quote(g)), "no_vip", []))
+        # quoted IPv4 header cut (12 bytes) / quoted L4 cut to 2 bytes
+        bad.append((self.icmp_frame(f4, self.quote(f4, cut=12)), "icmp_trunc", []))
+        bad.append((self.icmp_frame(f4, self.quote(f4, l4len=2)), "icmp_trunc", []))
+        bad.append((self.icmp_frame(f6, self.quote(f6, cut=20), v6type=2), "icmp_trunc", []))
+        bad.append((self.icmp_frame(f6, self.quote(f6, l4len=2), v6type=1), "icmp_trunc", []))
+        # quoting an ICMP echo (not TCP/UDP)
+        vip4 = self.cfg["vips"][f4["vi"]]["address"]
+        q = bytes(IP(src=vip4, dst=f4["client"]) / ICMP(type=0) / Raw(self.payload(8)))
+        bad.append((self.icmp_frame(f4, q), "icmp_malformed", ["no_vip"]))
+        # ICMP header itself cut (type/code/checksum only)
+        ip = bytes(IP(src=ROUTER4, dst=vip4, ttl=64, id=4242, proto=1) / Raw(b"\x03\x04\xfc\xfb"))
+        bad.append((self.frame(ip, lbpcap.ETH_P_IP, "02:aa:bb:cc:dd:01"), "icmp_trunc", ["l4_trunc"]))
+        for fr, reason, alt in bad:
+            self.emit(self.r.random(), fr, {"kind": "icmp-bad", "verdict": "drop", "reason": reason, "alt": alt})
+
+    def oversize(self):
+        """Packets over the MTU once encapsulated, inside established flows."""
+        # (vip index, inner total length, DF)
+        specs = [(0, 1480, True), (0, 1481, True), (0, 1500, True), (0, 1481, False),
+                 (0, 1500, False), (1, 1472, True), (1, 1473, True), (2, 1473, True),
+                 (2, 1473, False), (2, 1472, False), (3, 1460, True), (3, 1461, True),
+                 (3, 1500, True), (4, 1452, True), (4, 1460, True), (4, 1460, True),
+                 (4, 1500, True), (5, 1490, True), (6, 1481, True), (9, 1460, True), (9, 1480, True)]
+        if self.jumbo:
+            # frames larger than one 2 KiB mbuf (net_pcap chains segments)
+            specs += [(0, 2100, True), (0, 2100, False), (2, 3000, True), (3, 2100, True), (3, 4000, True)]
+        for vi, size, df in specs:
+            cands = [f for f in self.flows if f["vi"] == vi]
+            f = self.r.choice(cands)
+            vip = self.cfg["vips"][vi]
+            hl = 40 if f["v6"] else 20
+            l4 = 20 if f["proto"] == 6 else 8
+            ip = self.ip_l4(f["client"], vip["address"], f["proto"], f["cport"], f["vport"], f["tos"],
+                            df, self.payload(size - hl - l4), tcp_flags="PA")
+            assert len(ip) == size, (len(ip), size)
+            e = {"kind": "oversize", "vip": vi, "group": f["group"], "flow": f["fid"], "size": size,
+                 "df": df, "verdict": "mtu"}
+            et = lbpcap.ETH_P_IPV6 if f["v6"] else lbpcap.ETH_P_IP
+            self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), []), e)
+
+    def novip(self):
+        r = self.r
+        out = []
+        mac = "02:11:22:33:44:55"
+        for i in range(5):
+            out.append(bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=mac) /
+                             ARP(op=1, psrc="198.18.0.%d" % (i + 1), pdst="192.0.2.10")))
+        for i in range(5):
+            ip = bytes(IP(src=self.rand_client(False), dst="192.0.2.10") / ICMP(type=8, id=i) /
+                       Raw(self.payload(32)))
+            out.append(self.frame(ip, lbpcap.ETH_P_IP, mac))
+        for i in range(3):
+            ip = bytes(IPv6(src=self.rand_client(True), dst="2001:db8::10") / ICMPv6EchoRequest(id=i) /
+                       Raw(self.payload(16)))
+            out.append(self.frame(ip, lbpcap.ETH_P_IPV6, mac))
+        for i in range(2):
+            ip = bytes(IPv6(src=self.rand_client(True), dst="ff02::1:ff00:10", hlim=255) /
+                       ICMPv6ND_NS(tgt="2001:db8::10"))
+            out.append(self.frame(ip, lbpcap.ETH_P_IPV6, mac))
+        for i in range(3):
+            ip = bytes(IP(src=self.rand_client(False), dst="192.0.2.10", proto=47) /
+                       Raw(b"\x00\x00\x08\x00" + self.payload(40)))
+            out.append(self.frame(ip, lbpcap.ETH_P_IP, mac))
+        for dst, proto, dport, n in [("192.0.2.99", 6, 80, 10), ("192.0.2.10", 17, 80, 5),
+                                     ("192.0.2.10", 6, 81, 5), ("2001:db8::10", 6, 80, 5),
+                                     ("2001:db8::20", 17, 54, 3), ("2001:db8::99", 6, 443, 3),
+                                     ("192.0.2.20", 6, 53, 3)]:
+            for i in range(n):
+                v6 = ":" in dst
+                ip = self.ip_l4(self.rand_client(v6), dst, proto, r.randrange(1024, 65536), dport, 0, True,
+                                self.payload(20))
+                out.append(self.frame(ip, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP, mac, self.rand_tags()))
+        for i in range(2):
+            out.append(self.frame(self.payload(50), 0x88CC, mac))
+        for i in range(2):
+            ip = bytes(IPv6(src=self.rand_client(True), dst="2001:db8::10", nh=59) / Raw(self.payload(8)))
+            out.append(self.frame(ip, lbpcap.ETH_P_IPV6, mac))
+        for i in range(2):
+            ip = bytes(IP(src=self.rand_client(False), dst="192.0.2.10", proto=132) / Raw(self.payload(28)))
+            out.append(self.frame(ip, lbpcap.ETH_P_IP, mac))
+        for fr in out:
+            self.emit(r.random(), fr, {"kind": "novip", "verdict": "drop", "reason": "no_vip"})
+
+    def malformed(self):
+        r = self.r
+        mac = "02:66:66:66:66:66"
+        f4 = next(f for f in self.flows if not f["v6"] and f["proto"] == 6 and f["vi"] == 0)
+        f6 = next(f for f in self.flows if f["v6"] and f["proto"] == 6)
+        u4 = next(f for f in self.flows if not f["v6"] and f["proto"] == 17)
+        u6 = next(f for f in self.flows if f["v6"] and f["proto"] == 17)
+
+        def good(f, n=40, **kw):
+            vip = self.cfg["vips"][f["vi"]]
+            return self.ip_l4(f["client"], vip["address"], f["proto"], f["cport"], f["vport"], 0, True,
+                              self.payload(n), **kw)
+
+        def set4(ip, **fld):
+            b = bytearray(ip)
+            if "vihl" in fld:
+                b[0] = fld["vihl"]
+            if "tl" in fld:
+                b[2:4] = struct.pack("!H", fld["tl"])
+            b[10:12] = b"\0\0"
+            b[10:12] = struct.pack("!H", lbpcap.inet_cksum(bytes(b[:(b[0] & 15) * 4 if (b[0] & 15) >= 5 else 20])))
+            return bytes(b)
+
+        items = []  # (frame, reason, alt)
+        E4, E6 = lbpcap.ETH_P_IP, lbpcap.ETH_P_IPV6
+        # Ethernet / VLAN cut
+        items.append((bytes.fromhex("020000000000fe"), "eth_trunc", []))
+        items.append((bytes.fromhex("0200000000fe02666666666608"), "eth_trunc", []))  # 13 bytes
+        items.append((self.frame(b"", 0x8100, mac, pad=b"\x00\x05"), "eth_trunc", []))
+        items.append((self.frame(b"", 0x88A8, mac, pad=b"\x00\x05\x81\x00\x00"), "eth_trunc", []))
+        # IPv4 truncated
+        g = good(f4)
+        items.append((self.frame(g[:12], E4, mac, pad=b""), "ip4_trunc", []))
+        items.append((self.frame(g[:19], E4, mac, [(0x8100, 7)], pad=b""), "ip4_trunc", []))
+        gopt = good(f4, opts=[IPOption_RR(routers=["1.2.3.4", "5.6.7.8", "0.0.0.0"])])
+        items.append((self.frame(gopt[:22], E4, mac, pad=b""), "ip4_trunc", []))  # options cut
+        items.append((self.frame(set4(g, tl=len(g) + 100), E4, mac, pad=b""), "ip4_trunc", []))
+        # IPv4 malformed
+        items.append((self.frame(set4(g, vihl=0x55), E4, mac, pad=b""), "ip4_malformed", []))
+        items.append((self.frame(set4(g, vihl=0x65), E4, mac, pad=b""), "ip4_malformed", ["ip6_malformed"]))
+        items.append((self.frame(set4(g, vihl=0x43), E4, mac, pad=b""), "ip4_malformed", []))
+        items.append((self.frame(set4(g, vihl=0x40), E4, mac, pad=b""), "ip4_malformed", []))
+        items.append((self.frame(set4(g, tl=16), E4, mac, pad=b""), "ip4_malformed", []))
+        items.append((self.frame(set4(gopt, tl=22), E4, mac, pad=b""), "ip4_malformed", []))
+        # L4 cut (IPv4): total length covers only part of the TCP/UDP header
+        items.append((self.frame(set4(g[:30], tl=30), E4, mac, pad=b""), "l4_trunc", []))
+        items.append((self.frame(set4(g[:20], tl=20), E4, mac, pad=b"\0" * 26), "l4_trunc", []))
+        gu = good(u4)
+        items.append((self.frame(set4(gu[:24], tl=24), E4, mac, pad=b""), "l4_trunc", []))
+        # TCP data offset < 5, and > what is there
+        b = bytearray(g)
+        b[32] = (4 << 4) | (b[32] & 15)
+        items.append((self.frame(bytes(b), E4, mac, pad=b""), "l4_trunc", ["ip4_malformed"]))
+        b = bytearray(set4(g[:40], tl=40))
+        b[32] = (15 << 4) | (b[32] & 15)
+        items.append((self.frame(bytes(b), E4, mac, pad=b""), "l4_trunc", []))
+        # IPv6
+        h = good(f6)
+        items.append((self.frame(h[:30], E6, mac, pad=b""), "ip6_trunc", []))
+        items.append((self.frame(h[:39], E6, mac, [(0x8100, 9)], pad=b""), "ip6_trunc", []))
+        b = bytearray(h)
+        b[4:6] = struct.pack("!H", len(h) - 40 + 50)
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "ip6_trunc", []))
+        b = bytearray(h)
+        b[0] = 0x40 | (b[0] & 15)
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "ip6_malformed", ["ip4_malformed"]))
+        b = bytearray(h)
+        b[0] = 0x00
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "ip6_malformed", []))
+        # extension header cut: HBH with length 3 (32 bytes) but only 8 bytes present
+        he = bytes(IPv6(src=f6["client"], dst="2001:db8::10", nh=0, plen=8)) + b"\x06\x03" + b"\x01\x04\0\0\0\0"
+        items.append((self.frame(he, E6, mac, pad=b""), "ip6_trunc", []))
+        # extension header present but payload stops after the fixed header
+        he = bytes(IPv6(src=f6["client"], dst="2001:db8::10", nh=60, plen=0))
+        items.append((self.frame(he, E6, mac, pad=b""), "ip6_trunc", []))
+        # L4 cut (IPv6)
+        b = bytearray(h[:50])
+        b[4:6] = struct.pack("!H", 10)
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "l4_trunc", []))
+        hu = good(u6)
+        b = bytearray(hu[:44])
+        b[4:6] = struct.pack("!H", 4)
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "l4_trunc", []))
+        b = bytearray(h)
+        b[40 + 12] = (3 << 4)
+        items.append((self.frame(bytes(b), E6, mac, pad=b""), "l4_trunc", ["ip6_malformed"]))
+        # garbage: IP ethertypes with an impossible version nibble, random ethertype
+        for i in range(4):
+            gb = bytes([0x90 | r.randrange(16)]) + r.randbytes(r.randrange(19, 80))
+            items.append((self.frame(gb, E4, mac, pad=b""), "ip4_malformed", []))
+            gb = bytes([0xF0 | r.randrange(16)]) + r.randbytes(r.randrange(39, 80))
+            items.append((self.frame(gb, E6, mac, pad=b""), "ip6_malformed", []))
+            et = r.choice([0x1234, 0x88B5, 0x4321, 0xABCD])
+            items.append((self.frame(r.randbytes(60), et, mac, pad=b""), "no_vip", []))
+        for fr, reason, alt in items:
+            self.emit(r.random(), fr, {"kind": "malformed", "verdict": "drop", "reason": reason, "alt": alt})
+
+    # ---------------------------------------------------------------- main
+    def run(self, outdir):
+        s = self.scale
+        self.vip_flows(0, int(1200 * s))
+        self.vip_flows(1, int(200 * s))
+        self.vip_flows(2, int(800 * s))
+        self.vip_flows(3, int(700 * s))
+        self.vip_flows(4, int(700 * s))
+        src5 = [self.rand_client(False) for _ in range(max(20, int(160 * s)))]
+        self.vip_flows(5, int(640 * s), sources=src5)
+        src6 = [self.rand_client(False) for _ in range(max(20, int(100 * s)))]
+        self.vip_flows(6, int(600 * s), sources=src6, dports=[22, 80, 8443])
+        self.vip_flows(7, max(10, int(50 * s)))
+        self.vip_flows(8, int(200 * s))
+        self.vip_flows(9, int(300 * s))
+        self.fragments()
+        self.icmp_errors()
+        self.oversize()
+        self.novip()
+        self.malformed()
+
+        self.events.sort(key=lambda e: (e[0], e[1]))
+        os.makedirs(outdir, exist_ok=True)
+        manifest = []
+        seen = {}
+        frames = []
+        for i, (_, _, fr, e) in enumerate(self.events):
+            e = dict(e, i=i)
+            ip = lbpcap.ip_packet_of(fr)
+            if ip is not None:
+                if ip in seen:
+                    raise SystemExit("generator bug: packets %d and %d have identical IP bytes" % (seen[ip], i))
+                seen[ip] = i
+            manifest.append(e)
+            frames.append(fr)
+        lbpcap.write_pcap(os.path.join(outdir, "in.pcap"), frames)
+        with open(os.path.join(outdir, "config.json"), "w") as f:
+            json.dump(self.cfg, f, indent=1)
+        with open(os.path.join(outdir, "manifest.json"), "w") as f:
+            json.dump({"seed_scale": self.scale, "lb_mac": LB_MAC, "packets": manifest}, f, separators=(",", ":"))
+        kinds = {}
+        for e in manifest:
+            kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+        print("gen_pcap: %d frames, %d flows -> %s (%s)" % (
+            len(manifest), len(self.flows), outdir,
+            ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
+
+
+def write_bad_configs(outdir):
+    """Invalid variants of the test config, each with the field path the daemon's
+    one-line "path: reason" message must name. Writes OUTDIR/NAME.json and
+    OUTDIR/expect.tsv (NAME <tab> path substring), plus an empty empty.pcap."""
+    import copy
+    base = make_config("icmp")
+    cases = []
+
+    def case(name, fn, path):
+        c = copy.deepcopy(base)
+        fn(c)
+        cases.append((name, c, path))
+
+    def setp(obj, keys, val):
+        for k in keys[:-1]:
+            obj = obj[k]
+        obj[keys[-1]] = val
+
+    case("unknown_field", lambda c: setp(c, ["vips", 1, "backends", 0, "colour"], "blue"),
+         "vips[1].backends[0]")
+    case("unknown_top", lambda c: setp(c, ["bogus"], 1), "bogus")
+    case("unknown_encap_field", lambda c: setp(c, ["encap", "mtu_v6"], 1280), "encap")
+    case("wrong_type_mtu", lambda c: setp(c, ["encap", "mtu"], "1500"), "encap.mtu")
+    case("wrong_type_port", lambda c: setp(c, ["vips", 2, "port"], "0"), "vips[2].port")
+    case("wrong_type_vips", lambda c: setp(c, ["vips"], {}), "vips")
+    case("bad_address", lambda c: setp(c, ["vips", 0, "backends", 1, "address"], "10.1.0.x"),
+         "vips[0].backends[1].address")
+    case("bad_vip_address", lambda c: setp(c, ["vips", 3, "address"], "2001:db8::zz"), "vips[3].address")
+    case("bad_source_v4", lambda c: setp(c, ["encap", "source_v4"], "fd00::1"), "encap.source_v4")
+    case("bad_mac", lambda c: setp(c, ["encap", "next_hop_mac"], "02:00:00:00:00"), "encap.next_hop_mac")
+    case("bad_key_mode", lambda c: setp(c, ["vips", 5, "key"], "dst_ip"), "vips[5].key")
+    case("bad_state", lambda c: setp(c, ["vips", 2, "backends", 0, "state"], "asleep"),
+         "vips[2].backends[0].state")
+    case("negative_weight", lambda c: setp(c, ["vips", 0, "backends", 2, "weight"], -1),
+         "vips[0].backends[2].weight")
+    case("port_range", lambda c: setp(c, ["vips", 0, "port"], 70000), "vips[0].port")
+    case("dup_vip", lambda c: c["vips"].append(copy.deepcopy(c["vips"][0])), "vips[%d]" % len(base["vips"]))
+    case("dup_backend", lambda c: c["vips"][0]["backends"].append({"address": "10.1.0.1", "weight": 3}),
+         "vips[0].backends[4]")
+    case("table_not_prime", lambda c: setp(c, ["maglev", "table_size"], 65536), "maglev.table_size")
+    case("table_too_big", lambda c: setp(c, ["maglev", "table_size"], 2000003), "maglev.table_size")
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "expect.tsv"), "w") as tsv:
+        for name, c, path in cases:
+            with open(os.path.join(outdir, name + ".json"), "w") as f:
+                json.dump(c, f, indent=1)
+            tsv.write("%s\t%s\n" % (name, path))
+        with open(os.path.join(outdir, "not_json.json"), "w") as f:
+            f.write('{"encap": {"mtu": 1500,}\n')
+        tsv.write("not_json\tnot_json.json\n")
+    lbpcap.write_pcap(os.path.join(outdir, "empty.pcap"), [])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiplier on the number of flows")
+    ap.add_argument("--too-big", choices=["icmp", "drop"], default="icmp")
+    ap.add_argument("--flow-capacity", type=int, default=262144,
+                    help="flows.capacity; the table is 4-way set-associative, so keep it well above "
+                         "the number of flows unless evictions are wanted")
+    ap.add_argument("--no-jumbo", action="store_true",
+                    help="no oversize frames above 2 KiB (multi-segment mbufs)")
+    ap.add_argument("--bad-configs", action="store_true",
+                    help="write invalid configs + expect.tsv into OUTDIR instead")
+    a = ap.parse_args()
+    if a.bad_configs:
+        write_bad_configs(a.outdir)
+    else:
+        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo).run(a.outdir)
+
+
+if __name__ == "__main__":
+    main()
