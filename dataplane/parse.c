@@ -20,6 +20,13 @@
  *   fragmentation is unrelated to the client's: a quoted first fragment keeps
  *   its ports, only a quoted non-first fragment is keyed without ports.
  * - IPv6 jumbograms are not supported: a payload length of 0 means no payload.
+ * - Multi-segment frames (lb_parse_frame): every header the parser reads must
+ *   lie in the first, contiguous segment; only the IP total / payload length is
+ *   checked against the whole frame. A header that crosses the segment boundary
+ *   is reported with the trunc reason of that header (eth, ip4, ip6 for an
+ *   extension header, l4, icmp for the quoted packet), as if the frame ended
+ *   there: the parser never gathers bytes from later segments. With 2 KiB mbufs
+ *   that only happens to frames whose headers are absurdly long.
  */
 #include <stdint.h>
 #include <string.h>
@@ -266,23 +273,27 @@ parse_icmp6(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 	return quoted_ports(in + off, avail - off, &info->key);
 }
 
-/* ip points at the IPv4 header; avail runs to the end of the frame. */
+/*
+ * ip points at the IPv4 header; seg runs to the end of the first segment (the
+ * bytes that may be read), avail to the end of the frame (seg <= avail).
+ */
 static inline int
-parse_ip4(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
+parse_ip4(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *info)
 {
 	uint32_t hlen;
 	uint32_t tot;
+	uint32_t lim;
 	uint16_t frag;
 	uint8_t proto;
 
-	if (avail < IP4_MIN_HLEN)
+	if (seg < IP4_MIN_HLEN)
 		return LB_DROP_IP4_TRUNC;
 	if (ip[0] >> 4 != 4)
 		return LB_DROP_IP4_MALFORMED;
 	hlen = (uint32_t)(ip[0] & 0x0F) * 4;
 	if (hlen < IP4_MIN_HLEN)
 		return LB_DROP_IP4_MALFORMED;
-	if (hlen > avail)
+	if (hlen > seg)
 		return LB_DROP_IP4_TRUNC;
 	tot = rd16(ip + 2);
 	if (tot < hlen)
@@ -290,6 +301,8 @@ parse_ip4(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
 	/* Bytes past tot are Ethernet padding and are ignored. */
 	if (tot > avail)
 		return LB_DROP_IP4_TRUNC;
+	/* Upper-layer headers are read only within the packet and the segment. */
+	lim = tot < seg ? tot : seg;
 
 	info->l3_len = (uint16_t)tot;
 	info->tos = ip[1];
@@ -307,24 +320,25 @@ parse_ip4(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
 	}
 
 	if (is_tcp_udp(proto))
-		return parse_l4(ip + hlen, tot - hlen, proto, &info->key);
+		return parse_l4(ip + hlen, lim - hlen, proto, &info->key);
 	if (proto == PROTO_ICMP)
-		return parse_icmp4(ip + hlen, tot - hlen, info);
+		return parse_icmp4(ip + hlen, lim - hlen, info);
 	return LB_PARSE_NOT_LB;
 }
 
-/* ip points at the IPv6 header; avail runs to the end of the frame. */
+/* ip points at the IPv6 header; seg and avail as for parse_ip4(). */
 static inline int
-parse_ip6(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
+parse_ip6(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *info)
 {
 	static const struct walk_err err = {LB_DROP_IP6_TRUNC, LB_DROP_IP6_MALFORMED};
 	enum ip6_frag frag = IP6_NOT_FRAG;
 	uint32_t l3_len;
+	uint32_t lim;
 	uint32_t off;
 	uint8_t nh;
 	int rc;
 
-	if (avail < IP6_HLEN)
+	if (seg < IP6_HLEN)
 		return LB_DROP_IP6_TRUNC;
 	if (ip[0] >> 4 != 6)
 		return LB_DROP_IP6_MALFORMED;
@@ -337,6 +351,8 @@ parse_ip6(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
 	 */
 	if (l3_len > UINT16_MAX)
 		return LB_DROP_IP6_MALFORMED;
+	/* Extension and upper-layer headers are read only within the segment. */
+	lim = l3_len < seg ? l3_len : seg;
 
 	info->l3_len = (uint16_t)l3_len;
 	info->tos = (uint8_t)((ip[0] & 0x0F) << 4 | ip[1] >> 4);
@@ -348,7 +364,7 @@ parse_ip6(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
 	if (is_tcp_udp(nh)) {
 		off = IP6_HLEN;
 	} else {
-		rc = ip6_walk(ip, l3_len, &nh, &off, &frag, &err);
+		rc = ip6_walk(ip, lim, &nh, &off, &frag, &err);
 		if (rc != LB_PARSE_OK)
 			return rc;
 	}
@@ -359,20 +375,24 @@ parse_ip6(const uint8_t *ip, uint32_t avail, struct lb_pkt_info *info)
 	}
 
 	if (is_tcp_udp(nh))
-		return parse_l4(ip + off, l3_len - off, nh, &info->key);
+		return parse_l4(ip + off, lim - off, nh, &info->key);
 	if (nh == PROTO_ICMPV6)
-		return parse_icmp6(ip + off, l3_len - off, info);
+		return parse_icmp6(ip + off, lim - off, info);
 	return LB_PARSE_NOT_LB;
 }
 
 int
-lb_parse(const uint8_t *data, uint32_t len, struct lb_pkt_info *info)
+lb_parse_frame(const uint8_t *data, uint32_t seg_len, uint32_t frame_len, struct lb_pkt_info *info)
 {
+	uint32_t len = seg_len;
 	uint32_t off = ETH_HLEN;
 	uint16_t type;
 
 	/* The key is hashed as bytes: unused address bytes and padding must be 0. */
 	memset(info, 0, sizeof(*info));
+	/* A first segment longer than the frame is a caller bug; never read past either. */
+	if (frame_len < len)
+		len = frame_len;
 	if (len < ETH_HLEN)
 		return LB_DROP_ETH_TRUNC;
 	type = rd16(data + 12);
@@ -391,8 +411,14 @@ lb_parse(const uint8_t *data, uint32_t len, struct lb_pkt_info *info)
 	info->l2_len = (uint16_t)off;
 
 	if (type == ETHERTYPE_IPV4)
-		return parse_ip4(data + off, len - off, info);
+		return parse_ip4(data + off, len - off, frame_len - off, info);
 	if (type == ETHERTYPE_IPV6)
-		return parse_ip6(data + off, len - off, info);
+		return parse_ip6(data + off, len - off, frame_len - off, info);
 	return LB_PARSE_NOT_LB;
+}
+
+int
+lb_parse(const uint8_t *data, uint32_t len, struct lb_pkt_info *info)
+{
+	return lb_parse_frame(data, len, len, info);
 }

@@ -31,10 +31,10 @@ struct lb_pkt_info {
 	 * key.dst is the VIP. Ports are zero for fragments.
 	 */
 	struct lb_flow_key key;
-	uint16_t l2_len;  /* Ethernet + VLAN tags: where the IP header starts */
-	uint16_t l3_len;  /* the IP packet's own length (total length / 40 + payload) */
-	uint8_t flags;    /* LB_PKT_* */
-	uint8_t tos;      /* IPv4 TOS / IPv6 traffic class: DSCP and ECN */
+	uint16_t l2_len; /* Ethernet + VLAN tags: where the IP header starts */
+	uint16_t l3_len; /* the IP packet's own length (total length / 40 + payload) */
+	uint8_t flags;   /* LB_PKT_* */
+	uint8_t tos;     /* IPv4 TOS / IPv6 traffic class: DSCP and ECN */
 	uint16_t pad;
 };
 
@@ -47,5 +47,25 @@ struct lb_pkt_info {
  *   example Ethernet padding beyond the IP length) are never needed.
  */
 int lb_parse(const uint8_t *data, uint32_t len, struct lb_pkt_info *info);
+
+/**
+ * Parse a frame of which only the first seg_len bytes are contiguous at data,
+ * such as a multi-segment mbuf chain (seg_len = first segment's data_len,
+ * frame_len = pkt_len). lb_parse(data, len, info) is the seg_len == frame_len
+ * case.
+ *
+ * Every header read (Ethernet, VLAN, IP, IPv6 extensions, TCP/UDP, ICMP and
+ * the packet it quotes) must lie within seg_len; the IPv4 total length and
+ * IPv6 payload length are checked against frame_len, so info->l3_len may run
+ * past the first segment. A header that crosses the segment boundary is
+ * reported as truncated (LB_DROP_ETH_TRUNC, LB_DROP_IP4_TRUNC,
+ * LB_DROP_IP6_TRUNC, LB_DROP_L4_TRUNC or LB_DROP_ICMP_TRUNC, after the header
+ * concerned), even though the frame holds it: the parser never gathers bytes
+ * from later segments. Never reads outside [data, data + min(seg_len, frame_len)).
+ *
+ * @return as lb_parse().
+ */
+int lb_parse_frame(const uint8_t *data, uint32_t seg_len, uint32_t frame_len,
+                   struct lb_pkt_info *info);
 
 #endif /* LB_PARSE_H */

@@ -4,10 +4,16 @@
  * finds its VIP, hashes its 5-tuple and prefetches its flow-table bucket; the
  * second, by which time the buckets are in cache, decides and encapsulates.
  * No locks, no allocation, no system calls.
+ *
+ * Frames larger than one mbuf arrive as chains. Every header is in the first
+ * segment (lb_parse_frame() insists on it); the outer headers are prepended to
+ * it and Ethernet padding is trimmed from the last one, so a chain is forwarded
+ * as it is, with the GUE-over-IPv6 UDP checksum computed over all segments.
  */
 #include <netinet/in.h>
 #include <string.h>
 
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
@@ -61,7 +67,7 @@ key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_s
 /* Answer a packet too big for the tunnel with ICMP, in place; false if we cannot. */
 static bool
 icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
-	     const struct pkt_state *ps, uint16_t overhead)
+             const struct pkt_state *ps, uint16_t overhead)
 {
 	const struct lb_pkt_info *info = &ps->info;
 	uint8_t af = info->key.af, eth_dst[6];
@@ -74,25 +80,68 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 		return false; /* the network may fragment it; we do not */
 	if ((af == LB_AF_INET && !s->encap.has_src4) || (af == LB_AF_INET6 && !s->encap.has_src6))
 		return false;
-	if (!rte_pktmbuf_is_contiguous(m))
-		return false;
-	memcpy(eth_dst, rte_pktmbuf_mtod_offset(m, uint8_t *, 6), 6);
 	qlen = info->l3_len;
 	if (qlen > lb_icmp_too_big_max_quote(af))
 		qlen = lb_icmp_too_big_max_quote(af);
+	/* The quote must be in the first segment; the rest of a chain is not sent. */
+	if ((uint32_t)info->l2_len + qlen > rte_pktmbuf_data_len(m))
+		return false;
+	if (m->next != NULL) {
+		rte_pktmbuf_free(m->next);
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+	}
+	memcpy(eth_dst, rte_pktmbuf_mtod_offset(m, uint8_t *, 6), 6);
 	rte_pktmbuf_adj(m, info->l2_len);
 	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - qlen));
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
 	if (hdr == NULL)
 		return false;
 	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
-			      (uint32_t)s->encap.mtu - overhead);
+	                      (uint32_t)s->encap.mtu - overhead);
 	return true;
+}
+
+/*
+ * GUE over IPv6 for a chained packet: lb_encap_write() checksums the inner
+ * packet as one buffer, so write the headers for an empty payload (its checksum
+ * reads only the UDP header), then set the real lengths and checksum the UDP
+ * datagram across all segments. The datagram starts in the first segment and
+ * runs to the end of the chain (padding was trimmed).
+ */
+static void
+gue6_write_chain(const struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+                 uint8_t *hdr, const struct lb_backend *be, const struct pkt_state *ps)
+{
+	const uint32_t l4_off = LB_ETH_HLEN + LB_IP6_HLEN;
+	uint16_t l4_len = (uint16_t)(LB_UDP_HLEN + ps->info.l3_len);
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(hdr + LB_ETH_HLEN);
+	uint8_t *udp = hdr + l4_off;
+	uint16_t be_len = rte_cpu_to_be_16(l4_len);
+	uint16_t raw = 0;
+	uint32_t sum;
+	uint16_t ck;
+
+	lb_encap_write(hdr, &s->encap, w->src_mac, be, LB_ENCAP_GUE, ps->info.key.af, 0,
+	               ps->info.tos, ps->hash);
+	memcpy(&ip6->payload_len, &be_len, 2); /* no extension headers: payload = UDP */
+	memcpy(udp + 4, &be_len, 2);           /* UDP length */
+	memset(udp + 6, 0, 2);                 /* checksum field counts as zero */
+	/* Cannot fail: l4_off + l4_len == pkt_len by construction. */
+	(void)rte_raw_cksum_mbuf(m, l4_off, l4_len, &raw);
+	sum = (uint32_t)raw + rte_ipv6_phdr_cksum(ip6, 0);
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	ck = (uint16_t)~sum;
+	if (ck == 0) /* RFC 768: a computed 0 is sent as all ones */
+		ck = 0xFFFF;
+	memcpy(udp + 6, &ck, 2);
 }
 
 static inline void
 forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
-	const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out)
+        const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out)
 {
 	const struct lb_backend *be = &s->backends[bid];
 	const struct lb_vip *v = ps->vip;
@@ -116,13 +165,15 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		return;
 	}
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
-	if (hdr == NULL || (be->af == LB_AF_INET6 && v->encap == LB_ENCAP_GUE &&
-			    !rte_pktmbuf_is_contiguous(m))) {
+	if (hdr == NULL) {
 		drop(w, out, m, LB_DROP_NO_HEADROOM);
 		return;
 	}
-	lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
-		       ps->info.tos, ps->hash);
+	if (be->af == LB_AF_INET6 && v->encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
+		gue6_write_chain(w, s, m, hdr, be, ps);
+	else
+		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
+		               ps->info.tos, ps->hash);
 	w->cnt->vip[v->id].packets++;
 	w->cnt->vip[v->id].bytes += inner_len;
 	w->cnt->backend[bid].packets++;
@@ -132,7 +183,7 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 
 void
 lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
-		  uint16_t n, struct lb_burst_out *out)
+                  uint16_t n, struct lb_burst_out *out)
 {
 	struct pkt_state st[LB_BURST];
 	struct lb_core_counters *cnt = w->cnt;
@@ -152,16 +203,17 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		cnt->rx_packets++;
 		cnt->rx_bytes += rte_pktmbuf_pkt_len(m);
 		ps->vip = NULL;
-		ps->verdict = lb_parse(rte_pktmbuf_mtod(m, const uint8_t *),
-				       rte_pktmbuf_data_len(m), &ps->info);
+		ps->verdict =
+		        lb_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
+		                       rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &ps->info);
 		if (ps->verdict != LB_PARSE_OK)
 			continue;
 		if (info->flags & LB_PKT_FRAGMENT)
 			ps->vip = lb_vip_lookup_frag(s, info->key.af, &info->key.dst,
-						     info->key.proto);
+			                             info->key.proto);
 		else
 			ps->vip = lb_vip_lookup(s, info->key.af, &info->key.dst, info->key.proto,
-						info->key.dport);
+			                        info->key.dport);
 		if (ps->vip == NULL)
 			continue;
 		ps->hash = lb_hash_flow(&s->hkey, &info->key);
