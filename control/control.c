@@ -35,6 +35,10 @@ struct retired {
 struct lb_control {
 	struct lb_control_params p;
 	struct lb_config *cfg;
+	/* Identity of memberships across changes: a VIP or backend that stays keeps
+	 * its id; an id that is freed and reused gets a new generation, so flows
+	 * pinned to its previous owner are never taken for the new one's. */
+	uint16_t backend_gen[LB_MAX_BACKENDS];
 	uint64_t generation;
 	struct retired retire[RETIRE_MAX];
 	unsigned int n_retire;
@@ -59,11 +63,120 @@ reclaim(struct lb_control *c, bool wait)
 	c->n_retire = j;
 }
 
+static const struct lb_cfg_vip *
+find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *v)
+{
+	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips; i++) {
+		const struct lb_cfg_vip *o = &cfg->vips[i];
+
+		if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
+		    memcmp(&o->addr, &v->addr, sizeof(o->addr)) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+static const struct lb_cfg_backend *
+find_backend(const struct lb_cfg_vip *v, const struct lb_cfg_backend *b)
+{
+	char a[LB_NAME_MAX + 48], o[LB_NAME_MAX + 48];
+
+	lb_cfg_backend_identity(b, a, sizeof(a));
+	for (uint32_t i = 0; v != NULL && i < v->n_backends; i++)
+		if (strcmp(lb_cfg_backend_identity(&v->backends[i], o, sizeof(o)), a) == 0 &&
+		    v->backends[i].af == b->af &&
+		    memcmp(&v->backends[i].addr, &b->addr, sizeof(b->addr)) == 0)
+			return &v->backends[i];
+	return NULL;
+}
+
+static int
+alloc_id(bool *used, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!used[i]) {
+			used[i] = true;
+			return (int)i;
+		}
+	return -1;
+}
+
+/*
+ * Give next's VIPs and backends the ids they have in the running config
+ * (matched by VIP address/port/protocol and backend identity + address); new
+ * ones get free ids, with a fresh generation for backends.
+ */
+static int
+assign_ids(struct lb_control *c, struct lb_config *next)
+{
+	bool vip_used[LB_MAX_VIPS] = {false};
+	bool *be_used = calloc(LB_MAX_BACKENDS, sizeof(*be_used));
+
+	if (be_used == NULL)
+		return -ENOMEM;
+	/* Pass 1: carry over ids of what stays. */
+	for (uint32_t i = 0; i < next->n_vips; i++) {
+		struct lb_cfg_vip *v = &next->vips[i];
+		const struct lb_cfg_vip *ov = find_vip(c->cfg, v);
+
+		v->id = UINT16_MAX;
+		if (ov != NULL) {
+			v->id = ov->id;
+			vip_used[v->id] = true;
+		}
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			struct lb_cfg_backend *b = &v->backends[j];
+			const struct lb_cfg_backend *ob = find_backend(ov, b);
+
+			b->id = UINT16_MAX;
+			if (ob != NULL) {
+				b->id = ob->id;
+				b->gen = ob->gen;
+				be_used[b->id] = true;
+			}
+		}
+	}
+	/* Pass 2: new ids for what is new. */
+	for (uint32_t i = 0; i < next->n_vips; i++) {
+		struct lb_cfg_vip *v = &next->vips[i];
+
+		if (v->id == UINT16_MAX)
+			v->id = (uint16_t)alloc_id(vip_used, LB_MAX_VIPS);
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			struct lb_cfg_backend *b = &v->backends[j];
+			int id;
+
+			if (b->id != UINT16_MAX)
+				continue;
+			id = alloc_id(be_used, LB_MAX_BACKENDS);
+			if (id < 0) {
+				free(be_used);
+				return -ENOSPC;
+			}
+			b->id = (uint16_t)id;
+			/* Never 0 (the unused-slot marker), never a generation an old
+			 * flow entry for this id could hold. */
+			if (++c->backend_gen[id] == 0)
+				c->backend_gen[id] = 1;
+			b->gen = c->backend_gen[id];
+		}
+	}
+	free(be_used);
+	return 0;
+}
+
 int
 lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
 {
 	struct lb_snapshot *s, *old;
+	int rc;
 
+	rc = assign_ids(c, cfg);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot assign ids: %s", strerror(-rc));
+		lb_config_free(cfg);
+		return rc;
+	}
 	s = lb_snapshot_build(cfg, c->generation + 1, err, errlen);
 	if (s == NULL) {
 		lb_config_free(cfg);
@@ -137,9 +250,6 @@ reload(struct lb_control *c)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 		return;
 	}
-	/* Backend ids are assigned in document order; a reload that reorders
-	 * backends re-pins flows only where an id now names another backend
-	 * (the generation check catches it: see lb_backend_usable). */
 	if (lb_control_apply(c, cfg, err, sizeof(err)) != 0)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 	else

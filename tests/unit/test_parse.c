@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for lb_parse(): a table of frames built byte by byte (each row its
- * own cmocka test, named after the behaviour), and truncation sweeps that cut
- * sample frames at every offset into heap buffers of exactly that size so the
- * sanitizers see any read past the end.
+ * Unit tests for lb_parse() and lb_parse_frame(): a table of frames built byte by byte (each row
+ * its own cmocka test, named after the behaviour), and truncation sweeps that cut sample frames at
+ * every offset into heap buffers of exactly that size so the sanitizers see any read past the end.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -1230,10 +1229,155 @@ test_parse_truncated_ip_packets(void **state)
 	free(p);
 }
 
+/*
+ * A jumbo frame as a chain: only the first segment (seg bytes, exactly that
+ * much on the heap) is given, the IP length is checked against the frame.
+ */
+static int
+parse_seg_heap(const uint8_t *src, uint32_t seg, uint32_t frame, struct lb_pkt_info *info)
+{
+	uint8_t *buf = malloc(seg > 0 ? seg : 1);
+	int rc;
+
+	assert_non_null(buf);
+	memcpy(buf, src, seg);
+	memset(info, 0xA5, sizeof(*info));
+	rc = lb_parse_frame(buf, seg, frame, info);
+	free(buf);
+	return rc;
+}
+
+/* 4000 bytes of IPv4 TCP in a 4014-byte frame whose first segment holds 2048. */
+static void
+test_parse_frame_jumbo_ip4_ok(void **state)
+{
+	uint8_t *frame = calloc(1, 4014);
+	struct pkt *p = calloc(1, sizeof(*p));
+	struct lb_pkt_info info;
+
+	(void)state;
+	assert_non_null(frame);
+	assert_non_null(p);
+	b_ip4_tcp(p);
+	memcpy(frame, p->b, p->len);
+	ip4_set_len(frame + 14, 4000);
+	assert_int_equal(parse_seg_heap(frame, 2048, 4014, &info), LB_PARSE_OK);
+	assert_int_equal(info.l2_len, 14);
+	assert_int_equal(info.l3_len, 4000);
+	assert_int_equal(info.key.af, LB_AF_INET);
+	assert_int_equal(info.key.proto, IP_TCP);
+	assert_int_equal(ntohs(info.key.sport), CPORT);
+	assert_int_equal(ntohs(info.key.dport), VPORT);
+	assert_memory_equal(info.key.dst.b, vip4, 4);
+	assert_true(info.flags & LB_PKT_DF);
+	/* The whole frame contiguous gives the same answer. */
+	assert_int_equal(lb_parse_frame(frame, 4014, 4014, &info), LB_PARSE_OK);
+	assert_int_equal(info.l3_len, 4000);
+	/* Only the first segment as the whole frame: the total length is beyond it. */
+	assert_int_equal(parse_seg_heap(frame, 2048, 2048, &info), LB_DROP_IP4_TRUNC);
+	/* A frame one byte short of the total length is still truncated. */
+	assert_int_equal(parse_seg_heap(frame, 2048, 4013, &info), LB_DROP_IP4_TRUNC);
+	free(p);
+	free(frame);
+}
+
+static void
+test_parse_frame_jumbo_ip6_ok(void **state)
+{
+	uint8_t *frame = calloc(1, 9014);
+	struct pkt *p = calloc(1, sizeof(*p));
+	struct lb_pkt_info info;
+
+	(void)state;
+	assert_non_null(frame);
+	assert_non_null(p);
+	b_ip6_ext(p);
+	memcpy(frame, p->b, p->len);
+	set16(frame + 14 + 4, 9000 - 40);
+	assert_int_equal(parse_seg_heap(frame, 1500, 9014, &info), LB_PARSE_OK);
+	assert_int_equal(info.l3_len, 9000);
+	assert_int_equal(info.key.af, LB_AF_INET6);
+	assert_int_equal(info.key.proto, IP_UDP);
+	assert_int_equal(ntohs(info.key.sport), CPORT);
+	assert_int_equal(ntohs(info.key.dport), VPORT);
+	assert_int_equal(parse_seg_heap(frame, 1500, 9013, &info), LB_DROP_IP6_TRUNC);
+	assert_int_equal(parse_seg_heap(frame, 1500, 1500, &info), LB_DROP_IP6_TRUNC);
+	free(p);
+	free(frame);
+}
+
+/* A first segment longer than the frame is clamped to it. */
+static void
+test_parse_frame_seg_beyond_frame_clamped(void **state)
+{
+	struct pkt *p = calloc(1, sizeof(*p));
+	struct lb_pkt_info info;
+
+	(void)state;
+	assert_non_null(p);
+	b_ip4_udp(p);
+	assert_int_equal(lb_parse_frame(p->b, p->len + 100, p->len, &info), LB_PARSE_OK);
+	assert_int_equal(lb_parse_frame(p->b, p->len, p->len - 1, &info), LB_DROP_IP4_TRUNC);
+	free(p);
+}
+
+/*
+ * Every sample with the segment boundary at every offset inside its headers
+ * while the frame is whole: a header that crosses the boundary gives the trunc
+ * reason of that header (as when the packet itself ends there), and once the
+ * needed headers are in the first segment the result is OK with the full key
+ * and the full l3_len.
+ */
+static void
+test_parse_frame_split_headers_trunc(void **state)
+{
+	struct pkt *p = calloc(1, sizeof(*p));
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < N_TRUNC; i++) {
+		const struct trunc_case *c = &trunc_cases[i];
+		int ip_trunc = c->af == 4 ? LB_DROP_IP4_TRUNC : LB_DROP_IP6_TRUNC;
+		struct lb_pkt_info full;
+		struct lb_pkt_info info;
+
+		memset(p, 0, sizeof(*p));
+		c->build(p);
+		assert_int_equal(lb_parse(p->b, p->len, &full), LB_PARSE_OK);
+		for (uint32_t seg = 0; seg <= p->len; seg++) {
+			int want = LB_PARSE_OK;
+			int rc;
+
+			if (seg < c->l2_len) {
+				want = LB_DROP_ETH_TRUNC;
+			} else if (seg - c->l2_len < c->l3_hdr) {
+				want = ip_trunc;
+			} else {
+				for (size_t s = 0; s < 3 && c->steps[s].below != 0; s++) {
+					if (seg - c->l2_len < c->steps[s].below) {
+						want = c->steps[s].rc;
+						break;
+					}
+				}
+			}
+			rc = parse_seg_heap(p->b, seg, p->len, &info);
+			if (rc != want)
+				fail_msg("%s split at %u of %u: got %d, want %d", c->name, seg,
+				         p->len, rc, want);
+			if (rc == LB_PARSE_OK) {
+				assert_memory_equal(&info.key, &full.key, sizeof(full.key));
+				assert_int_equal(info.l3_len, full.l3_len);
+				assert_int_equal(info.l2_len, full.l2_len);
+			}
+		}
+	}
+	free(p);
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[N_CASES + 6];
+	struct CMUnitTest tests[N_CASES + 10];
 	size_t n = 0;
 
 	/* One test per row, named after the row so a failure says which. */
@@ -1248,5 +1392,9 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_ip6_over_64k);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_truncated_frames);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_truncated_ip_packets);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_frame_jumbo_ip4_ok);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_frame_jumbo_ip6_ok);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_frame_seg_beyond_frame_clamped);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_parse_frame_split_headers_trunc);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
