@@ -5,6 +5,7 @@
  * and says what is wrong; nothing half-built escapes.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -312,9 +313,13 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		unsigned int m[6];
 		char tail;
 
-		if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
-			   &m[5], &tail) != 6 ||
-		    strlen(mac) != 17)
+		/* Exactly xx:xx:xx:xx:xx:xx; sscanf alone would take "+2", " 2" or "-1". */
+		bool shape = strlen(mac) == 17;
+
+		for (int i = 0; shape && i < 17; i++)
+			shape = (i % 3 == 2) ? mac[i] == ':' : isxdigit((unsigned char)mac[i]) != 0;
+		if (!shape || sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3],
+				     &m[4], &m[5], &tail) != 6)
 			return fail(c, "encap.next_hop_mac", "not a MAC address: \"%s\"", mac);
 		for (int i = 0; i < 6; i++)
 			e->next_hop_mac[i] = (uint8_t)m[i];

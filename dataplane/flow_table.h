@@ -103,13 +103,19 @@ lb_flow_insert(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t id
 	struct lb_flow_entry *victim = NULL;
 	bool evicted = false;
 
+	/* Its own way first (a re-chosen flow must not leave a stale twin), then
+	 * an empty or expired one. */
 	for (int i = 0; i < LB_FLOW_WAYS; i++) {
-		struct lb_flow_entry *e = &b->e[i];
-
-		if (e->sig == sig || e->sig == 0 || lb_flow_expired(e, now)) {
-			victim = e;
+		if (b->e[i].sig == sig) {
+			victim = &b->e[i];
 			break;
 		}
+	}
+	for (int i = 0; victim == NULL && i < LB_FLOW_WAYS; i++) {
+		struct lb_flow_entry *e = &b->e[i];
+
+		if (e->sig == 0 || lb_flow_expired(e, now))
+			victim = e;
 	}
 	if (victim == NULL) {
 		victim = &b->e[0];

@@ -87,7 +87,12 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	if ((uint32_t)info->l2_len + qlen > rte_pktmbuf_data_len(m))
 		return false;
 	if (m->next != NULL) {
-		rte_pktmbuf_free(m->next);
+		struct rte_mbuf *tail = m->next;
+
+		/* Make the tail a valid chain head (mbuf debug checks it), then free it. */
+		tail->nb_segs = (uint16_t)(m->nb_segs - 1);
+		tail->pkt_len = m->pkt_len - m->data_len;
+		rte_pktmbuf_free(tail);
 		m->next = NULL;
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
@@ -101,6 +106,39 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
 	                      (uint32_t)s->encap.mtu - overhead);
 	return true;
+}
+
+/*
+ * Ones'-complement sum of len bytes from offset off of a chain, folded, not
+ * complemented. A segment's part starting at an odd offset of the range is
+ * byte-swapped (RFC 1071 byte-order independence). DPDK 22.11's
+ * rte_raw_cksum_mbuf() swaps such a part before folding it, losing its
+ * carries, so the chain is walked here.
+ */
+static uint16_t
+chain_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint32_t sum = 0, done = 0;
+
+	for (; m != NULL && done < len; m = m->next) {
+		uint32_t n = rte_pktmbuf_data_len(m);
+		uint16_t part;
+
+		if (off >= n) {
+			off -= n;
+			continue;
+		}
+		n -= off;
+		if (n > len - done)
+			n = len - done;
+		part = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		sum += (done & 1) ? rte_bswap16(part) : part;
+		done += n;
+		off = 0;
+	}
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	return (uint16_t)sum;
 }
 
 /*
@@ -119,7 +157,6 @@ gue6_write_chain(const struct lb_worker *w, const struct lb_snapshot *s, struct 
 	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(hdr + LB_ETH_HLEN);
 	uint8_t *udp = hdr + l4_off;
 	uint16_t be_len = rte_cpu_to_be_16(l4_len);
-	uint16_t raw = 0;
 	uint32_t sum;
 	uint16_t ck;
 
@@ -128,9 +165,8 @@ gue6_write_chain(const struct lb_worker *w, const struct lb_snapshot *s, struct 
 	memcpy(&ip6->payload_len, &be_len, 2); /* no extension headers: payload = UDP */
 	memcpy(udp + 4, &be_len, 2);           /* UDP length */
 	memset(udp + 6, 0, 2);                 /* checksum field counts as zero */
-	/* Cannot fail: l4_off + l4_len == pkt_len by construction. */
-	(void)rte_raw_cksum_mbuf(m, l4_off, l4_len, &raw);
-	sum = (uint32_t)raw + rte_ipv6_phdr_cksum(ip6, 0);
+	/* The datagram runs from l4_off to the end of the chain. */
+	sum = (uint32_t)chain_sum(m, l4_off, l4_len) + rte_ipv6_phdr_cksum(ip6, 0);
 	sum = (sum & 0xFFFF) + (sum >> 16);
 	sum = (sum & 0xFFFF) + (sum >> 16);
 	ck = (uint16_t)~sum;

@@ -84,16 +84,15 @@ ref_le64(const uint8_t *p)
 #define REF_MAX_LEN 128
 
 static uint64_t
-ref_siphash(unsigned int c, unsigned int d, uint64_t k0, uint64_t k1, const uint8_t *m,
-	    size_t len)
+ref_siphash(unsigned int c, unsigned int d, uint64_t k0, uint64_t k1, const uint8_t *m, size_t len)
 {
 	uint8_t padded[REF_MAX_LEN + 8] = {0};
 	size_t words = len / 8 + 1;
 	uint64_t v[4] = {
-		k0 ^ 0x736f6d6570736575ULL, /* "somepseu" */
-		k1 ^ 0x646f72616e646f6dULL, /* "dorandom" */
-		k0 ^ 0x6c7967656e657261ULL, /* "lygenera" */
-		k1 ^ 0x7465646279746573ULL, /* "tedbytes" */
+	        k0 ^ 0x736f6d6570736575ULL, /* "somepseu" */
+	        k1 ^ 0x646f72616e646f6dULL, /* "dorandom" */
+	        k0 ^ 0x6c7967656e657261ULL, /* "lygenera" */
+	        k1 ^ 0x7465646279746573ULL, /* "tedbytes" */
 	};
 
 	assert_true(len <= REF_MAX_LEN);
@@ -119,22 +118,22 @@ static const struct lb_hash_key vec_key = {0x0706050403020100ULL, 0x0f0e0d0c0b0a
 
 /* SipHash-2-4, key 00..0f, message 00 01 .. (n-1): the reference implementation's vectors. */
 static const uint64_t vec_siphash24[64] = {
-	0x726fdb47dd0e0e31ULL, 0x74f839c593dc67fdULL, 0x0d6c8009d9a94f5aULL, 0x85676696d7fb7e2dULL,
-	0xcf2794e0277187b7ULL, 0x18765564cd99a68dULL, 0xcbc9466e58fee3ceULL, 0xab0200f58b01d137ULL,
-	0x93f5f5799a932462ULL, 0x9e0082df0ba9e4b0ULL, 0x7a5dbbc594ddb9f3ULL, 0xf4b32f46226bada7ULL,
-	0x751e8fbc860ee5fbULL, 0x14ea5627c0843d90ULL, 0xf723ca908e7af2eeULL, 0xa129ca6149be45e5ULL,
-	0x3f2acc7f57c29bdbULL, 0x699ae9f52cbe4794ULL, 0x4bc1b3f0968dd39cULL, 0xbb6dc91da77961bdULL,
-	0xbed65cf21aa2ee98ULL, 0xd0f2cbb02e3b67c7ULL, 0x93536795e3a33e88ULL, 0xa80c038ccd5ccec8ULL,
-	0xb8ad50c6f649af94ULL, 0xbce192de8a85b8eaULL, 0x17d835b85bbb15f3ULL, 0x2f2e6163076bcfadULL,
-	0xde4daaaca71dc9a5ULL, 0xa6a2506687956571ULL, 0xad87a3535c49ef28ULL, 0x32d892fad841c342ULL,
-	0x7127512f72f27cceULL, 0xa7f32346f95978e3ULL, 0x12e0b01abb051238ULL, 0x15e034d40fa197aeULL,
-	0x314dffbe0815a3b4ULL, 0x027990f029623981ULL, 0xcadcd4e59ef40c4dULL, 0x9abfd8766a33735cULL,
-	0x0e3ea96b5304a7d0ULL, 0xad0c42d6fc585992ULL, 0x187306c89bc215a9ULL, 0xd4a60abcf3792b95ULL,
-	0xf935451de4f21df2ULL, 0xa9538f0419755787ULL, 0xdb9acddff56ca510ULL, 0xd06c98cd5c0975ebULL,
-	0xe612a3cb9ecba951ULL, 0xc766e62cfcadaf96ULL, 0xee64435a9752fe72ULL, 0xa192d576b245165aULL,
-	0x0a8787bf8ecb74b2ULL, 0x81b3e73d20b49b6fULL, 0x7fa8220ba3b2eceaULL, 0x245731c13ca42499ULL,
-	0xb78dbfaf3a8d83bdULL, 0xea1ad565322a1a0bULL, 0x60e61c23a3795013ULL, 0x6606d7e446282b93ULL,
-	0x6ca4ecb15c5f91e1ULL, 0x9f626da15c9625f3ULL, 0xe51b38608ef25f57ULL, 0x958a324ceb064572ULL,
+        0x726fdb47dd0e0e31ULL, 0x74f839c593dc67fdULL, 0x0d6c8009d9a94f5aULL, 0x85676696d7fb7e2dULL,
+        0xcf2794e0277187b7ULL, 0x18765564cd99a68dULL, 0xcbc9466e58fee3ceULL, 0xab0200f58b01d137ULL,
+        0x93f5f5799a932462ULL, 0x9e0082df0ba9e4b0ULL, 0x7a5dbbc594ddb9f3ULL, 0xf4b32f46226bada7ULL,
+        0x751e8fbc860ee5fbULL, 0x14ea5627c0843d90ULL, 0xf723ca908e7af2eeULL, 0xa129ca6149be45e5ULL,
+        0x3f2acc7f57c29bdbULL, 0x699ae9f52cbe4794ULL, 0x4bc1b3f0968dd39cULL, 0xbb6dc91da77961bdULL,
+        0xbed65cf21aa2ee98ULL, 0xd0f2cbb02e3b67c7ULL, 0x93536795e3a33e88ULL, 0xa80c038ccd5ccec8ULL,
+        0xb8ad50c6f649af94ULL, 0xbce192de8a85b8eaULL, 0x17d835b85bbb15f3ULL, 0x2f2e6163076bcfadULL,
+        0xde4daaaca71dc9a5ULL, 0xa6a2506687956571ULL, 0xad87a3535c49ef28ULL, 0x32d892fad841c342ULL,
+        0x7127512f72f27cceULL, 0xa7f32346f95978e3ULL, 0x12e0b01abb051238ULL, 0x15e034d40fa197aeULL,
+        0x314dffbe0815a3b4ULL, 0x027990f029623981ULL, 0xcadcd4e59ef40c4dULL, 0x9abfd8766a33735cULL,
+        0x0e3ea96b5304a7d0ULL, 0xad0c42d6fc585992ULL, 0x187306c89bc215a9ULL, 0xd4a60abcf3792b95ULL,
+        0xf935451de4f21df2ULL, 0xa9538f0419755787ULL, 0xdb9acddff56ca510ULL, 0xd06c98cd5c0975ebULL,
+        0xe612a3cb9ecba951ULL, 0xc766e62cfcadaf96ULL, 0xee64435a9752fe72ULL, 0xa192d576b245165aULL,
+        0x0a8787bf8ecb74b2ULL, 0x81b3e73d20b49b6fULL, 0x7fa8220ba3b2eceaULL, 0x245731c13ca42499ULL,
+        0xb78dbfaf3a8d83bdULL, 0xea1ad565322a1a0bULL, 0x60e61c23a3795013ULL, 0x6606d7e446282b93ULL,
+        0x6ca4ecb15c5f91e1ULL, 0x9f626da15c9625f3ULL, 0xe51b38608ef25f57ULL, 0x958a324ceb064572ULL,
 };
 
 /*
@@ -143,16 +142,16 @@ static const uint64_t vec_siphash24[64] = {
  * SipHash-1-3 truncated to u32. No official 64-bit 1-3 vector set exists.
  */
 static const uint32_t vec_siphash13_lo32[64] = {
-	0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7,
-	0x9bb11140, 0x8d299a8e, 0x6c063de4, 0x92ff097f, 0xf94dc352, 0x57b4d9a2, 0x1229ffa7,
-	0xc0f95d34, 0x2a519956, 0x7d908b66, 0x63dbd80c, 0xb473e63e, 0x8d297d1c, 0xa6cce040,
-	0x2b45f844, 0xa320872e, 0xdae6c123, 0x67349c8c, 0x705b0979, 0xca9913a5, 0x4ade3b35,
-	0xef6cd00d, 0x4ab1e1f4, 0x43c5e663, 0x8c21d1bc, 0x16a7b60d, 0x7a8ff9bf, 0x1f2a753e,
-	0xbf186b91, 0xada26206, 0xa3c33057, 0xae3a36a1, 0x7b108392, 0x99e41531, 0x3f1ad944,
-	0xc8138825, 0xc28949a6, 0xfaf8876b, 0x9f042196, 0x68b1d623, 0x8b5114fd, 0xdf074c46,
-	0x12cc86b3, 0x0a52098f, 0x9d292f9a, 0xa2f41f12, 0x43a71ed0, 0x73f0bce6, 0x70a7e980,
-	0x243c6d75, 0xfdb71513, 0xa67d8a08, 0xb7e8f148, 0xf7a644ee, 0x0f1837f2, 0x4b6694e0,
-	0xb7bbb3a8,
+        0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7,
+        0x9bb11140, 0x8d299a8e, 0x6c063de4, 0x92ff097f, 0xf94dc352, 0x57b4d9a2, 0x1229ffa7,
+        0xc0f95d34, 0x2a519956, 0x7d908b66, 0x63dbd80c, 0xb473e63e, 0x8d297d1c, 0xa6cce040,
+        0x2b45f844, 0xa320872e, 0xdae6c123, 0x67349c8c, 0x705b0979, 0xca9913a5, 0x4ade3b35,
+        0xef6cd00d, 0x4ab1e1f4, 0x43c5e663, 0x8c21d1bc, 0x16a7b60d, 0x7a8ff9bf, 0x1f2a753e,
+        0xbf186b91, 0xada26206, 0xa3c33057, 0xae3a36a1, 0x7b108392, 0x99e41531, 0x3f1ad944,
+        0xc8138825, 0xc28949a6, 0xfaf8876b, 0x9f042196, 0x68b1d623, 0x8b5114fd, 0xdf074c46,
+        0x12cc86b3, 0x0a52098f, 0x9d292f9a, 0xa2f41f12, 0x43a71ed0, 0x73f0bce6, 0x70a7e980,
+        0x243c6d75, 0xfdb71513, 0xa67d8a08, 0xb7e8f148, 0xf7a644ee, 0x0f1837f2, 0x4b6694e0,
+        0xb7bbb3a8,
 };
 
 /* The oracle itself: c=2, d=4 reproduces the published 2-4 vectors. */
@@ -169,7 +168,7 @@ test_hash_reference_matches_siphash24_vectors(void **state)
 
 		if (got != vec_siphash24[n])
 			fail_msg("reference SipHash-2-4 len %zu: %016llx, want %016llx", n,
-				 (unsigned long long)got, (unsigned long long)vec_siphash24[n]);
+			         (unsigned long long)got, (unsigned long long)vec_siphash24[n]);
 	}
 }
 
@@ -187,11 +186,11 @@ test_hash_bytes_matches_siphash13_vectors(void **state)
 		uint64_t got = lb_hash_bytes(&vec_key, m, n);
 
 		if ((uint32_t)ref != vec_siphash13_lo32[n])
-			fail_msg("reference SipHash-1-3 len %zu: %08x, want %08x", n,
-				 (uint32_t)ref, vec_siphash13_lo32[n]);
+			fail_msg("reference SipHash-1-3 len %zu: %08x, want %08x", n, (uint32_t)ref,
+			         vec_siphash13_lo32[n]);
 		if (got != ref)
 			fail_msg("lb_hash_bytes len %zu: %016llx, want %016llx", n,
-				 (unsigned long long)got, (unsigned long long)ref);
+			         (unsigned long long)got, (unsigned long long)ref);
 	}
 }
 
@@ -215,9 +214,9 @@ test_hash_bytes_matches_reference_random(void **state)
 			want = ref_siphash(1, 3, k.k0, k.k1, buf + off, n);
 			if (got != want)
 				fail_msg("key %016llx:%016llx len %zu off %zu: %016llx, want "
-					 "%016llx",
-					 (unsigned long long)k.k0, (unsigned long long)k.k1, n, off,
-					 (unsigned long long)got, (unsigned long long)want);
+				         "%016llx",
+				         (unsigned long long)k.k0, (unsigned long long)k.k1, n, off,
+				         (unsigned long long)got, (unsigned long long)want);
 		}
 	}
 }
@@ -283,8 +282,13 @@ test_hash_flow_equals_bytes(void **state)
 static void
 test_hash_key_from_seed_deterministic(void **state)
 {
-	static const char *const seeds[] = {"", "a", "b", "spillway", "spillwaY", "spillway ",
-					    "0123456789abcdef0123456789abcdef0123456789"};
+	static const char *const seeds[] = {"",
+	                                    "a",
+	                                    "b",
+	                                    "spillway",
+	                                    "spillwaY",
+	                                    "spillway ",
+	                                    "0123456789abcdef0123456789abcdef0123456789"};
 	struct lb_hash_key k[sizeof(seeds) / sizeof(seeds[0])];
 	size_t n = sizeof(seeds) / sizeof(seeds[0]);
 
@@ -304,7 +308,7 @@ test_hash_key_from_seed_deterministic(void **state)
 		for (size_t j = i + 1; j < n; j++) {
 			if (k[i].k0 == k[j].k0 || k[i].k1 == k[j].k1)
 				fail_msg("seeds \"%s\" and \"%s\" share a key half", seeds[i],
-					 seeds[j]);
+				         seeds[j]);
 		}
 }
 
@@ -448,17 +452,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hash_reference_matches_siphash24_vectors),
-		cmocka_unit_test(test_hash_bytes_matches_siphash13_vectors),
-		cmocka_unit_test(test_hash_bytes_matches_reference_random),
-		cmocka_unit_test(test_hash_bytes_ignores_bytes_past_len),
-		cmocka_unit_test(test_hash_flow_equals_bytes),
-		cmocka_unit_test(test_hash_key_from_seed_deterministic),
-		cmocka_unit_test(test_hash_key_from_seed_uses_len),
-		cmocka_unit_test(test_hash_known_answers_pinned),
-		cmocka_unit_test(test_hash_flow_spreads_random_keys),
-		cmocka_unit_test(test_hash_flow_spreads_sequential_ports),
-		cmocka_unit_test(test_hash_flow_depends_on_key),
+	        cmocka_unit_test(test_hash_reference_matches_siphash24_vectors),
+	        cmocka_unit_test(test_hash_bytes_matches_siphash13_vectors),
+	        cmocka_unit_test(test_hash_bytes_matches_reference_random),
+	        cmocka_unit_test(test_hash_bytes_ignores_bytes_past_len),
+	        cmocka_unit_test(test_hash_flow_equals_bytes),
+	        cmocka_unit_test(test_hash_key_from_seed_deterministic),
+	        cmocka_unit_test(test_hash_key_from_seed_uses_len),
+	        cmocka_unit_test(test_hash_known_answers_pinned),
+	        cmocka_unit_test(test_hash_flow_spreads_random_keys),
+	        cmocka_unit_test(test_hash_flow_spreads_sequential_ports),
+	        cmocka_unit_test(test_hash_flow_depends_on_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
