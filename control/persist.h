@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Durable state: the configuration document written atomically (temporary
+ * file in the same directory, write, fsync, rename over the old file, fsync of
+ * the directory), mode 0600, so a crash at any moment leaves either the old or
+ * the new file, complete.
+ */
+#ifndef LB_PERSIST_H
+#define LB_PERSIST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/**
+ * Replace path with doc, atomically and durably.
+ *
+ * @return 0, or -errno with "path: what failed: why" in err; on failure the
+ *   old file is untouched and no temporary file is left behind.
+ */
+int lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen);
+
+#endif /* LB_PERSIST_H */

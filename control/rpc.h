@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * JSON-RPC 2.0 request handling for the control socket (docs/control-protocol.md):
+ * parse a request line, validate it, run the method against the running
+ * configuration, and produce the reply line. Socket I/O lives in server.c; the
+ * daemon's state is reached only through struct lb_rpc_ops, so handlers are
+ * tested without a daemon.
+ */
+#ifndef LB_RPC_H
+#define LB_RPC_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "../dataplane/snapshot.h"
+#include "config.h"
+
+#define LB_RPC_ERR_PARSE (-32700)
+#define LB_RPC_ERR_INVALID_REQUEST (-32600)
+#define LB_RPC_ERR_METHOD_NOT_FOUND (-32601)
+#define LB_RPC_ERR_INVALID_PARAMS (-32602)
+#define LB_RPC_ERR_INTERNAL (-32603)
+#define LB_RPC_ERR_NOT_FOUND (-32001)
+#define LB_RPC_ERR_EXISTS (-32002)
+#define LB_RPC_ERR_LIMIT (-32003)
+#define LB_RPC_ERR_ABORTED (-32010)
+
+#define LB_RPC_MAX_BATCH 1024
+
+/* What the handlers may do to the daemon. All called on the control thread. */
+struct lb_rpc_ops {
+	void *arg;
+	/** The running configuration (never NULL). */
+	const struct lb_config *(*config)(void *arg);
+	/**
+	 * Make next the running configuration: persist it, build and publish its
+	 * snapshot. Takes ownership of next in every case. 0, or -errno with a
+	 * message in err (then nothing changed).
+	 */
+	int (*apply)(void *arg, struct lb_config *next, char *err, size_t errlen);
+	/** The stats document (caller owns the reference). */
+	json_t *(*stats)(void *arg);
+	/** The published snapshot (valid until the next apply). */
+	const struct lb_snapshot *(*snapshot)(void *arg);
+	/** Write the state file now; 0 or -errno with err (-ENOENT: none configured). */
+	int (*save)(void *arg, char *err, size_t errlen);
+};
+
+/**
+ * Handle one request line (an object or a batch array, without the newline).
+ *
+ * @return the reply (a JSON text without newline; caller frees with free()),
+ *   or NULL when nothing is to be sent (only notifications).
+ */
+char *lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len);
+
+/** The reply to a request that exceeded the size limit (caller frees). */
+char *lb_rpc_error_reply(int code, const char *message);
+
+#endif /* LB_RPC_H */
