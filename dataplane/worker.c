@@ -47,6 +47,9 @@ lb_worker_main(void *arg)
 		 * are visible before its pointer is. */
 		const struct lb_snapshot *s = __atomic_load_n(ctx->snap, __ATOMIC_ACQUIRE);
 
+		/* Lets control see when every core has moved to a new snapshot. */
+		if (cnt->snapshot_gen != s->generation)
+			__atomic_store_n(&cnt->snapshot_gen, s->generation, __ATOMIC_RELEASE);
 		w->now = (uint32_t)(rte_rdtsc() >> ctx->tick_shift);
 		for (uint16_t p = 0; p < io->n_rx_ports; p++) {
 			uint16_t port = io->rx_ports[p];
