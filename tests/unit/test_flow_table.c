@@ -184,6 +184,27 @@ test_flow_table_reinsert_overwrites(void **state)
 	assert_int_equal(lb_flow_table_count(ft, 60), 2);
 }
 
+/*
+ * Re-pinning a live flow whose bucket has an expired way *before* the flow's
+ * own way must overwrite the flow's own way, not leave a stale twin behind.
+ */
+static void
+test_flow_table_reinsert_no_twin(void **state)
+{
+	struct lb_flow_table *ft = *state;
+	uint64_t a = sig_in_bucket(ft, 4, 0), x = sig_in_bucket(ft, 4, 1);
+	struct lb_flow_entry *e;
+
+	assert_false(lb_flow_insert(ft, a, 0, 5, 1, 1));   /* way 0, expires at 5 */
+	assert_false(lb_flow_insert(ft, x, 0, 100, 2, 1)); /* way 1, expires at 100 */
+	assert_false(lb_flow_insert(ft, x, 10, 100, 7, 2)); /* a is expired by now */
+	assert_int_equal(lb_flow_table_count(ft, 10), 1);
+	e = lb_flow_lookup(ft, x, 10);
+	assert_non_null(e);
+	assert_int_equal(e->backend, 7);
+	assert_int_equal(e->gen, 2);
+}
+
 struct expiry_case {
 	const char *name;
 	uint32_t now;
@@ -456,6 +477,8 @@ main(void)
 	        test_flow_table_miss, setup_small, teardown_table);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
 	        test_flow_table_reinsert_overwrites, setup_small, teardown_table);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
+	        test_flow_table_reinsert_no_twin, setup_small, teardown_table);
 	for (size_t i = 0; i < N_EXPIRY_CASES; i++) {
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_flow_table_expiry,
 		                                                        (void *)&expiry_cases[i]);
