@@ -1,0 +1,444 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Fake spillwayd control server for testing spillctl without DPDK.
+
+Answers JSON-RPC 2.0 on a Unix stream socket, one JSON value per line, as
+docs/control-protocol.md describes (methods, error codes, batches applied as
+one transaction), keeping the configuration in memory. Every request value it
+reads is appended, as one compact JSON line, to the --log file so a test can
+check what the client sent. Counters in "stats" grow on every call so rate
+computations (spillctl top) see non-zero deltas.
+
+Test-only methods: fake_sleep {"seconds": S} answers after S seconds;
+fake_big {"bytes": N} answers with an N-character string; fake_badid answers
+with a wrong id; fake_garbage answers a line that is not JSON.
+
+usage: fake_ctl_server.py --socket PATH --log FILE [--ready FILE]
+                          [--hot-keys] [--no-state-file]
+"""
+
+import argparse
+import copy
+import ipaddress
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+NOT_FOUND = -32001
+EXISTS = -32002
+ABORTED = -32010
+
+DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed",
+                "l4_trunc", "icmp_trunc", "icmp_malformed", "no_vip", "no_backend",
+                "too_big", "no_headroom", "tx_full"]
+
+
+class RpcError(Exception):
+    def __init__(self, code, message, data=None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def check_fields(obj, where, allowed, required=()):
+    if not isinstance(obj, dict):
+        raise RpcError(INVALID_PARAMS, f"{where or 'params'}: expected an object")
+    for k in obj:
+        if k not in allowed:
+            raise RpcError(INVALID_PARAMS, f"{where}{'.' if where else ''}{k}: unknown field",
+                           {"field": k})
+    for k in required:
+        if k not in obj:
+            raise RpcError(INVALID_PARAMS, f"{where}{'.' if where else ''}{k}: required",
+                           {"field": k})
+
+
+def check_addr(v, where):
+    if not isinstance(v, str):
+        raise RpcError(INVALID_PARAMS, f"{where}: expected a string")
+    try:
+        return str(ipaddress.ip_address(v))
+    except ValueError:
+        raise RpcError(INVALID_PARAMS, f"{where}: not an IPv4 or IPv6 address: \"{v}\"")
+
+
+def check_int(v, where, lo, hi):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise RpcError(INVALID_PARAMS, f"{where}: expected an integer, got a {type(v).__name__}")
+    if v < lo or v > hi:
+        raise RpcError(INVALID_PARAMS, f"{where}: {v} is out of range {lo}..{hi}")
+    return v
+
+
+def check_enum(v, where, values):
+    if v not in values:
+        raise RpcError(INVALID_PARAMS, f"{where}: expected one of {', '.join(values)}")
+    return v
+
+
+class State:
+    def __init__(self, args):
+        self.args = args
+        self.vips = []
+        self.generation = 1
+        self.calls = 0
+        self.counters = {}
+
+    # -- lookups ---------------------------------------------------------
+
+    def vip_ref(self, ref, where):
+        check_fields(ref, where, ("address", "port", "protocol"), ("address", "port", "protocol"))
+        addr = check_addr(ref["address"], (where + "." if where else "") + "address")
+        port = check_int(ref["port"], (where + "." if where else "") + "port", 0, 65535)
+        proto = check_enum(ref["protocol"], (where + "." if where else "") + "protocol",
+                           ("tcp", "udp"))
+        return addr, port, proto
+
+    def find_vip(self, key):
+        for v in self.vips:
+            if (v["address"], v["port"], v["protocol"]) == key:
+                return v
+        raise RpcError(NOT_FOUND, "VIP not found: %s:%d/%s" % key)
+
+    @staticmethod
+    def find_backend(v, addr):
+        for b in v["backends"]:
+            if b["address"] == addr:
+                return b
+        raise RpcError(NOT_FOUND, f"backend not found: {addr}")
+
+    @staticmethod
+    def backend(obj, where):
+        check_fields(obj, where, ("address", "weight", "name", "state"), ("address",))
+        pre = where + "." if where else ""
+        b = {"address": check_addr(obj["address"], pre + "address"),
+             "weight": check_int(obj.get("weight", 1), pre + "weight", 0, 65535)}
+        if "name" in obj:
+            if not isinstance(obj["name"], str) or not 1 <= len(obj["name"]) <= 63:
+                raise RpcError(INVALID_PARAMS, pre + "name: expected a string of 1-63 chars")
+            b["name"] = obj["name"]
+        b["state"] = check_enum(obj.get("state", "active"), pre + "state",
+                                ("active", "draining", "down"))
+        return b
+
+    # -- methods ---------------------------------------------------------
+
+    def m_version(self, p):
+        check_fields(p, "", ())
+        return {"version": "0.1.0", "protocol": 1}
+
+    def m_vip_list(self, p):
+        check_fields(p, "", ())
+        return copy.deepcopy(self.vips)
+
+    def m_vip_get(self, p):
+        return copy.deepcopy(self.find_vip(self.vip_ref(p, "")))
+
+    def m_vip_add(self, p):
+        check_fields(p, "", ("address", "port", "protocol", "key", "encap", "backends"),
+                     ("address", "port", "protocol"))
+        key = self.vip_ref({k: p[k] for k in ("address", "port", "protocol")}, "")
+        for v in self.vips:
+            if (v["address"], v["port"], v["protocol"]) == key:
+                raise RpcError(EXISTS, "VIP already exists: %s:%d/%s" % key)
+        v = {"address": key[0], "port": key[1], "protocol": key[2],
+             "key": check_enum(p.get("key", "5tuple"), "key", ("5tuple", "src_ip", "src_ip_dport")),
+             "encap": check_enum(p.get("encap", "ipip"), "encap", ("ipip", "gue")),
+             "backends": []}
+        bes = p.get("backends", [])
+        if not isinstance(bes, list):
+            raise RpcError(INVALID_PARAMS, "backends: expected an array")
+        for i, b in enumerate(bes):
+            nb = self.backend(b, f"backends[{i}]")
+            if any(x["address"] == nb["address"] for x in v["backends"]):
+                raise RpcError(INVALID_PARAMS, f"backends[{i}].address: duplicate backend")
+            v["backends"].append(nb)
+        self.vips.append(v)
+        return copy.deepcopy(v)
+
+    def m_vip_remove(self, p):
+        v = self.find_vip(self.vip_ref(p, ""))
+        self.vips.remove(v)
+        return {}
+
+    def m_backend_add(self, p):
+        check_fields(p, "", ("vip", "address", "weight", "name", "state"), ("vip", "address"))
+        v = self.find_vip(self.vip_ref(p["vip"], "vip"))
+        nb = self.backend({k: p[k] for k in p if k != "vip"}, "")
+        for x in v["backends"]:
+            if x["address"] == nb["address"]:
+                raise RpcError(EXISTS, f"backend already exists: {nb['address']}")
+        v["backends"].append(nb)
+        return copy.deepcopy(nb)
+
+    def m_backend_remove(self, p):
+        check_fields(p, "", ("vip", "address"), ("vip", "address"))
+        v = self.find_vip(self.vip_ref(p["vip"], "vip"))
+        b = self.find_backend(v, check_addr(p["address"], "address"))
+        v["backends"].remove(b)
+        return {}
+
+    def m_backend_set(self, p):
+        check_fields(p, "", ("vip", "address", "weight", "state"), ("vip", "address"))
+        if "weight" not in p and "state" not in p:
+            raise RpcError(INVALID_PARAMS, "weight or state is required")
+        v = self.find_vip(self.vip_ref(p["vip"], "vip"))
+        b = self.find_backend(v, check_addr(p["address"], "address"))
+        if "weight" in p:
+            w = check_int(p["weight"], "weight", 0, 65535)
+        if "state" in p:
+            s = check_enum(p["state"], "state", ("active", "draining", "down"))
+        if "weight" in p:
+            b["weight"] = w
+        if "state" in p:
+            b["state"] = s
+        return copy.deepcopy(b)
+
+    def counter(self, key, step):
+        self.counters[key] = self.counters.get(key, 0) + step
+        return self.counters[key]
+
+    def m_stats(self, p):
+        check_fields(p, "", ())
+        vips = []
+        tot_pk = tot_by = 0
+        for v in self.vips:
+            vk = "%s:%d/%s" % (v["address"], v["port"], v["protocol"])
+            bes = []
+            vp = vb = vn = 0
+            for i, b in enumerate(v["backends"]):
+                step = 0 if b["state"] == "down" else 100 * (i + 1)
+                pk = self.counter(vk + b["address"] + "p", step)
+                by = self.counter(vk + b["address"] + "b", step * 100)
+                nf = self.counter(vk + b["address"] + "n", step // 10)
+                bes.append({"address": b["address"], "name": b.get("name", ""),
+                            "weight": b["weight"], "state": b["state"],
+                            "packets": pk, "bytes": by, "new_flows": nf})
+                vp += pk
+                vb += by
+                vn += nf
+            vips.append({"address": v["address"], "port": v["port"], "protocol": v["protocol"],
+                         "packets": vp, "bytes": vb, "new_flows": vn, "backends": bes})
+            tot_pk += vp
+            tot_by += vb
+        drops = {r: 0 for r in DROP_REASONS}
+        drops["no_vip"] = self.counter("no_vip", 7)
+        drops["no_backend"] = self.counter("no_backend", 3)
+        dropped = sum(drops.values())
+        icmp = self.counter("icmp", 1)
+        totals = {"rx_packets": tot_pk + dropped + icmp, "rx_bytes": tot_by + dropped * 60,
+                  "forwarded": tot_pk, "forwarded_bytes": tot_by + tot_pk * 34,
+                  "icmp_sent": icmp, "exception": 0, "flow_hits": tot_pk // 2,
+                  "flow_misses": tot_pk - tot_pk // 2, "flow_evictions": 0,
+                  "flow_rechosen": 0, "fragments": 0, "icmp_errors": 0,
+                  "dropped": dropped, "drops": drops}
+        cores = []
+        for n, share in ((1, 0.5), (2, 0.5)):
+            c = {"lcore": n}
+            for k, val in totals.items():
+                if k == "drops":
+                    c[k] = {r: int(x * share) for r, x in val.items()}
+                else:
+                    c[k] = int(val * share)
+            cores.append(c)
+        doc = {"totals": totals, "vips": vips, "cores": cores, "generation": self.generation}
+        if self.args.hot_keys:
+            doc["hot_keys"] = []
+            if self.vips:
+                v = self.vips[0]
+                doc["hot_keys"].append({"vip": {"address": v["address"], "port": v["port"],
+                                                "protocol": v["protocol"]},
+                                        "key": "198.51.100.7", "share": 0.12})
+        return doc
+
+    def m_maglev_table(self, p):
+        check_fields(p, "", ("vip", "raw"), ("vip",))
+        v = self.find_vip(self.vip_ref(p["vip"], "vip"))
+        raw = p.get("raw", False)
+        if not isinstance(raw, bool):
+            raise RpcError(INVALID_PARAMS, "raw: expected a boolean")
+        size = 13
+        usable = [b for b in v["backends"] if b["state"] == "active" and b["weight"] > 0]
+        table = []
+        wsum = sum(b["weight"] for b in usable)
+        if wsum:
+            for b in usable:
+                table += [b["address"]] * (size * b["weight"] // wsum)
+            while len(table) < size:
+                table.append(usable[0]["address"])
+        res = {"table_size": size, "generation": self.generation,
+               "backends": [{"address": b["address"], "name": b.get("name", b["address"]),
+                             "slots": table.count(b["address"])} for b in v["backends"]]}
+        if raw:
+            res["table"] = table if table else [None] * size
+        return res
+
+    def m_config_get(self, p):
+        check_fields(p, "", ())
+        return {"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
+                "maglev": {"table_size": 13, "seed": "fake"}, "vips": copy.deepcopy(self.vips)}
+
+    def m_config_save(self, p):
+        check_fields(p, "", ())
+        if self.args.no_state_file:
+            raise RpcError(INTERNAL_ERROR, "no state file configured")
+        return {"path": "/var/lib/spillway/state.json"}
+
+    def m_fake_big(self, p):
+        return {"blob": "x" * int(p.get("bytes", 0))}
+
+
+MUTATING = {"vip_add", "vip_remove", "backend_add", "backend_remove", "backend_set"}
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.state = State(args)
+        self.lock = threading.Lock()
+        self.log = open(args.log, "a", encoding="utf-8")
+
+    def log_request(self, value):
+        with self.lock:
+            self.log.write(json.dumps(value, sort_keys=True) + "\n")
+            self.log.flush()
+
+    def call(self, req):
+        """One request object → (id, result or RpcError); id is None for notifications."""
+        if (not isinstance(req, dict) or req.get("jsonrpc") != "2.0"
+                or not isinstance(req.get("method"), str)
+                or ("params" in req and not isinstance(req["params"], dict))
+                or ("id" in req and not (req["id"] is None
+                                         or isinstance(req["id"], (str, int, float))))):
+            return None, RpcError(INVALID_REQUEST, "invalid request")
+        fn = getattr(self.state, "m_" + req["method"], None)
+        if fn is None:
+            return req.get("id"), RpcError(METHOD_NOT_FOUND, "method not found")
+        try:
+            res = fn(req.get("params", {}))
+        except RpcError as e:
+            return req.get("id"), e
+        if req["method"] in MUTATING:
+            self.state.generation += 1
+        return req.get("id"), res
+
+    @staticmethod
+    def reply(rid, res):
+        if isinstance(res, RpcError):
+            err = {"code": res.code, "message": res.message}
+            if res.data is not None:
+                err["data"] = res.data
+            return {"jsonrpc": "2.0", "id": rid, "error": err}
+        return {"jsonrpc": "2.0", "id": rid, "result": res}
+
+    def handle_line(self, line):
+        """Returns the reply text (without newline) or None."""
+        try:
+            value = json.loads(line)
+        except ValueError:
+            self.log_request({"unparsable": line.decode("utf-8", "replace")})
+            return json.dumps(self.reply(None, RpcError(PARSE_ERROR, "parse error")))
+        self.log_request(value)
+        if isinstance(value, dict):
+            m = value.get("method")
+            if m == "fake_sleep":
+                time.sleep(float(value.get("params", {}).get("seconds", 1)))
+            if m == "fake_badid":
+                return json.dumps({"jsonrpc": "2.0", "id": 987654, "result": {}})
+            if m == "fake_garbage":
+                return "this is not json"
+        with self.lock:
+            if isinstance(value, dict):
+                rid, res = self.call(value)
+                if "id" not in value and not isinstance(res, RpcError):
+                    return None
+                return json.dumps(self.reply(rid, res))
+            if not isinstance(value, list) or not value:
+                return json.dumps(self.reply(None, RpcError(INVALID_REQUEST, "invalid request")))
+            if len(value) > 1024:
+                return json.dumps(self.reply(None, RpcError(INVALID_REQUEST,
+                                                            "batch of more than 1024 calls")))
+            saved = copy.deepcopy(self.state.vips)
+            gen = self.state.generation
+            results = [self.call(r) for r in value]
+            failed = any(isinstance(r, RpcError) for _, r in results)
+            replies = []
+            if failed:
+                self.state.vips = saved
+                self.state.generation = gen
+                for rid, res in results:
+                    if not isinstance(res, RpcError):
+                        res = RpcError(ABORTED, "transaction aborted")
+                    replies.append(self.reply(rid, res))
+            else:
+                if self.state.generation != gen:
+                    self.state.generation = gen + 1
+                for (rid, res), req in zip(results, value):
+                    if isinstance(req, dict) and "id" in req:
+                        replies.append(self.reply(rid, res))
+            replies.reverse()  # order is not guaranteed by JSON-RPC; make clients cope
+            return json.dumps(replies) if replies else None
+
+    def serve_client(self, conn):
+        buf = b""
+        with conn:
+            while True:
+                try:
+                    chunk = conn.recv(65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    out = self.handle_line(line)
+                    if out is not None:
+                        try:
+                            conn.sendall(out.encode() + b"\n")
+                        except OSError:
+                            return
+
+    def run(self):
+        if os.path.exists(self.args.socket):
+            os.unlink(self.args.socket)
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(self.args.socket)
+        srv.listen(64)
+        if self.args.ready:
+            with open(self.args.ready, "w", encoding="utf-8") as f:
+                f.write(str(os.getpid()) + "\n")
+        while True:
+            conn, _ = srv.accept()
+            threading.Thread(target=self.serve_client, args=(conn,), daemon=True).start()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--ready", help="file written (with the pid) once listening")
+    ap.add_argument("--hot-keys", action="store_true", help='add a "hot_keys" array to stats')
+    ap.add_argument("--no-state-file", action="store_true",
+                    help="config_save fails with -32603")
+    args = ap.parse_args()
+    try:
+        Server(args).run()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,580 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# spillctl against a fake control server (fake_ctl_server.py, which follows
+# docs/control-protocol.md and logs every request it reads): for each command,
+# check the JSON-RPC request sent (method and params), the human output, that
+# --json output parses, and the exit status of server errors (1), usage
+# errors (2, and nothing sent) and connection or reply failures (3).
+#
+# usage: test_spillctl.sh SPILLCTL
+# env:   SPW_CTL_KEEP=1   keep the work directory (printed at the end)
+set -uo pipefail
+
+CTL=${1:?usage: test_spillctl.sh SPILLCTL}
+CTL=$(readlink -f "$CTL")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PY=/usr/bin/python3
+WORK=$(mktemp -d /tmp/spillctl-test.XXXXXX)
+SOCK=$WORK/ctl.sock
+LOG=$WORK/requests.log
+PID=
+FAILED=0
+CHECKS=0
+
+cleanup() {
+	local rc=$?
+	stop_server
+	if [[ -n ${SPW_CTL_KEEP:-} ]]; then
+		echo "work directory kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[[ -x $CTL ]] || { echo "not executable: $CTL" >&2; exit 1; }
+[[ -x $PY ]] || { echo "SKIP: $PY needed"; exit 77; }
+unset SPILLWAY_SOCKET
+
+start_server() {
+	rm -f "$WORK/ready"
+	"$PY" "$HERE/fake_ctl_server.py" --socket "$SOCK" --log "$LOG" --ready "$WORK/ready" "$@" \
+		>>"$WORK/server.out" 2>&1 &
+	PID=$!
+	for _ in $(seq 100); do
+		[[ -s $WORK/ready ]] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "fake server did not start:" >&2
+	cat "$WORK/server.out" >&2
+	exit 1
+}
+
+stop_server() {
+	if [[ -n $PID ]] && kill -0 "$PID" 2>/dev/null; then
+		kill "$PID" 2>/dev/null
+		wait "$PID" 2>/dev/null
+	fi
+	PID=
+	rm -f "$SOCK"
+}
+
+fail() {
+	FAILED=$((FAILED + 1))
+	echo "FAIL: $LAST: $*" >&2
+	echo "  --- stdout:" >&2
+	sed 's/^/  | /' "$WORK/out" | head -40 >&2
+	echo "  --- stderr:" >&2
+	sed 's/^/  | /' "$WORK/err" | head -20 >&2
+}
+
+# ctl ARGS...: runs spillctl on the fake server's socket; RC, $WORK/out, $WORK/err.
+ctl() {
+	LAST="spillctl $*"
+	NREQ=$(wc -l <"$LOG" 2>/dev/null || echo 0)
+	"$CTL" --socket "$SOCK" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null
+	RC=$?
+}
+
+# ctl_raw ARGS...: same without --socket (environment and socket tests).
+ctl_raw() {
+	LAST="spillctl $*"
+	NREQ=$(wc -l <"$LOG" 2>/dev/null || echo 0)
+	"$CTL" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null
+	RC=$?
+}
+
+expect_rc() {
+	CHECKS=$((CHECKS + 1))
+	[[ $RC == "$1" ]] || fail "exit status $RC, expected $1"
+}
+
+expect_out() {
+	CHECKS=$((CHECKS + 1))
+	grep -qF -- "$1" "$WORK/out" || fail "stdout lacks '$1'"
+}
+
+expect_out_re() {
+	CHECKS=$((CHECKS + 1))
+	grep -qE -- "$1" "$WORK/out" || fail "stdout does not match /$1/"
+}
+
+expect_not_out() {
+	CHECKS=$((CHECKS + 1))
+	! grep -qF -- "$1" "$WORK/out" || fail "stdout has '$1'"
+}
+
+expect_err() {
+	CHECKS=$((CHECKS + 1))
+	grep -qF -- "$1" "$WORK/err" || fail "stderr lacks '$1'"
+}
+
+# expect_json [PY-EXPR]: stdout is one JSON value; PY-EXPR (on v) is true.
+expect_json() {
+	CHECKS=$((CHECKS + 1))
+	"$PY" -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+if len(sys.argv) > 2 and not eval(sys.argv[2]):
+    sys.exit("condition false: " + sys.argv[2])
+' "$WORK/out" "${1:-True}" 2>"$WORK/pyerr" || fail "JSON check: $(tail -1 "$WORK/pyerr")"
+}
+
+# expect_req METHOD [PARAMS-JSON]: the one request this command sent. Without
+# PARAMS-JSON, "params" must be absent.
+expect_req() {
+	CHECKS=$((CHECKS + 1))
+	"$PY" -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]
+if len(lines) != 1:
+    sys.exit("%d requests sent, expected 1" % len(lines))
+r = json.loads(lines[0])
+if not isinstance(r, dict) or r.get("jsonrpc") != "2.0" or not isinstance(r.get("id"), int):
+    sys.exit("not a JSON-RPC 2.0 request with an integer id: " + lines[0])
+if r["method"] != sys.argv[3]:
+    sys.exit("method %r, expected %r" % (r["method"], sys.argv[3]))
+want = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+if r.get("params") != want:
+    sys.exit("params %s, expected %s" % (json.dumps(r.get("params"), sort_keys=True),
+                                         json.dumps(want, sort_keys=True)))
+' "$LOG" "$NREQ" "$@" 2>"$WORK/pyerr" || fail "request: $(tail -1 "$WORK/pyerr")"
+}
+
+# expect_no_req: nothing was sent (usage errors are caught locally).
+expect_no_req() {
+	CHECKS=$((CHECKS + 1))
+	[[ $(wc -l <"$LOG") == "$NREQ" ]] || fail "a request was sent"
+}
+
+usage_case() {
+	ctl "$@"
+	expect_rc 2
+	expect_no_req
+	CHECKS=$((CHECKS + 1))
+	[[ -s $WORK/err ]] || fail "no message on stderr"
+}
+
+V10='{"address":"192.0.2.10","port":80,"protocol":"tcp"}'
+touch "$LOG"
+
+# --- Without a server -----------------------------------------------------
+
+ctl version
+expect_rc 3
+expect_err "spillctl: $SOCK: cannot connect: No such file or directory"
+
+# A socket file nobody listens on (what a crashed daemon leaves).
+"$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
+ctl vip list
+expect_rc 3
+expect_err "$SOCK: cannot connect: Connection refused"
+rm -f "$SOCK"
+
+ctl_raw --socket "$WORK/$(printf 'x%.0s' $(seq 120))" version
+expect_rc 3
+expect_err "socket path longer than"
+
+# --- Help and usage errors (no server needed; nothing may be sent) ----------
+
+ctl_raw --help
+expect_rc 0
+expect_out "Usage: spillctl [OPTIONS] COMMAND [ARGS]"
+expect_out "Exit status:"
+for c in "version" "vip list" "vip show" "vip add" "vip remove" "backend add" \
+	"backend remove" "backend set" "backend drain" "backend down" "backend up" \
+	"stats" "table" "config get" "config save" "call" "batch" "top" "help"; do
+	# shellcheck disable=SC2086
+	ctl_raw $c --help
+	expect_rc 0
+	expect_out "Usage: spillctl [OPTIONS] $c"
+	expect_out "Example"
+	# shellcheck disable=SC2086
+	ctl_raw help $c
+	expect_rc 0
+	expect_out "Usage: spillctl [OPTIONS] $c"
+done
+ctl_raw vip --help
+expect_rc 0
+expect_out "vip add VIP [OPTIONS]"
+expect_not_out "backend add"
+ctl_raw --version
+expect_rc 0
+expect_out "spillctl 0.1.0"
+
+start_server
+
+usage_case
+usage_case frobnicate
+usage_case vip
+usage_case vip frob 192.0.2.10:80
+usage_case --bogus version
+usage_case version extra
+usage_case vip show
+usage_case vip show 192.0.2.300:80
+usage_case vip show 192.0.2.10:99999
+usage_case vip show 192.0.2.10:80/sctp
+usage_case vip show 192.0.2.10:http
+usage_case vip show 2001:db8::10:80
+usage_case vip show '[2001:db8::10:80'
+usage_case vip add 192.0.2.10:80 --key crc32
+usage_case vip add 192.0.2.10:80 --encap vxlan
+usage_case vip add 192.0.2.10:80 --backend 10.1.0.1:70000
+usage_case vip add 192.0.2.10:80 --backend 10.1.0.x
+usage_case vip add 192.0.2.10:80 --backend 2001:db8::1:3
+usage_case vip add 192.0.2.10:80 --backend
+usage_case vip add 192.0.2.10:80 --colour red
+usage_case backend add 192.0.2.10:80 10.1.0.999
+usage_case backend add 192.0.2.10:80 10.1.0.3 --weight x
+usage_case backend add 192.0.2.10:80 10.1.0.3 --weight -1
+usage_case backend add 192.0.2.10:80 10.1.0.3 --weight 65536
+usage_case backend add 192.0.2.10:80 10.1.0.3 --state sleeping
+usage_case backend add 192.0.2.10:80 10.1.0.3 --weight 1 --weight 2
+usage_case backend add 192.0.2.10:80
+usage_case backend set 192.0.2.10:80 10.1.0.1
+usage_case backend drain 192.0.2.10:80 10.1.0.1 --weight 2
+usage_case stats --vip nonsense
+usage_case table 192.0.2.10:80 --raw=yes
+usage_case --timeout abc version
+usage_case --timeout -1 version
+usage_case call
+usage_case call vip_list '[1]'
+usage_case call vip_list '{"a":'
+usage_case batch "$WORK/does-not-exist.json"
+usage_case top --count 0
+usage_case top --interval 0
+ctl vip show 192.0.2.300:80
+expect_err "invalid VIP '192.0.2.300:80'"
+expect_err "Try 'spillctl vip show --help'."
+
+# --- Every command: request sent, output --------------------------------------
+
+ctl version
+expect_rc 0
+expect_req version
+expect_out "spillwayd 0.1.0 (control protocol 1)"
+ctl --json version
+expect_rc 0
+expect_json 'v == {"version": "0.1.0", "protocol": 1}'
+
+ctl vip list
+expect_rc 0
+expect_req vip_list
+expect_out "no VIPs"
+
+ctl vip add 192.0.2.10:80/tcp --backend 10.1.0.1 --backend 10.1.0.2:2 --key src_ip --encap gue
+expect_rc 0
+expect_req vip_add '{"address":"192.0.2.10","port":80,"protocol":"tcp","key":"src_ip",
+	"encap":"gue","backends":[{"address":"10.1.0.1"},{"address":"10.1.0.2","weight":2}]}'
+expect_out "192.0.2.10:80/tcp"
+expect_out_re '^ +10\.1\.0\.2 +2 +active$'
+
+ctl vip add '[2001:DB8:0::10]:443/UDP' --backend '[2001:db8:1::1]:3' --backend '[2001:db8:1::2]'
+expect_rc 0
+expect_req vip_add '{"address":"2001:db8::10","port":443,"protocol":"udp",
+	"backends":[{"address":"2001:db8:1::1","weight":3},{"address":"2001:db8:1::2"}]}'
+expect_out "[2001:db8::10]:443/udp"
+
+ctl --json vip add 192.0.2.20/udp
+expect_rc 0
+expect_req vip_add '{"address":"192.0.2.20","port":0,"protocol":"udp"}'
+expect_json 'v["port"] == 0 and v["backends"] == []'
+
+ctl vip add 192.0.2.30:8080
+expect_rc 0
+expect_req vip_add '{"address":"192.0.2.30","port":8080,"protocol":"tcp"}'
+
+ctl vip add '[2001:db8::20]'
+expect_rc 0
+expect_req vip_add '{"address":"2001:db8::20","port":0,"protocol":"tcp"}'
+
+ctl vip remove '[2001:db8::20]/tcp'
+expect_rc 0
+expect_req vip_remove '{"address":"2001:db8::20","port":0,"protocol":"tcp"}'
+expect_out "removed VIP [2001:db8::20]:0/tcp"
+
+ctl backend add 192.0.2.10:80/tcp 10.1.0.3 --weight 4 --name web-3 --state draining
+expect_rc 0
+expect_req backend_add '{"vip":'"$V10"',"address":"10.1.0.3","weight":4,"name":"web-3",
+	"state":"draining"}'
+expect_out "added backend 10.1.0.3 (web-3) of 192.0.2.10:80/tcp: weight 4, state draining"
+
+ctl backend add 192.0.2.10:80 '[2001:db8:2::9]'
+expect_rc 0
+expect_req backend_add '{"vip":'"$V10"',"address":"2001:db8:2::9"}'
+
+ctl vip list
+expect_rc 0
+expect_req vip_list
+expect_out_re '^VIP +BACKENDS +KEY +ENCAP$'
+expect_out_re '^192\.0\.2\.10:80/tcp +4 +src_ip +gue$'
+expect_out_re '^ +10\.1\.0\.3 +web-3 +weight +4 +draining$'
+expect_out_re '^\[2001:db8::10\]:443/udp +2 +5tuple +ipip$'
+expect_out_re '^192\.0\.2\.20:0/udp +0 +5tuple +ipip$'
+ctl vip list --json
+expect_rc 0
+expect_json 'len(v) == 4 and len(v[0]["backends"]) == 4'
+
+ctl vip show 192.0.2.10:80
+expect_rc 0
+expect_req vip_get "$V10"
+expect_out_re '^key +src_ip$'
+expect_out_re '^encap +gue$'
+expect_out_re '^ +10\.1\.0\.3 +web-3 +4 +draining$'
+ctl --json vip show 192.0.2.10:80
+expect_json 'v["address"] == "192.0.2.10" and v["key"] == "src_ip"'
+
+ctl backend set 192.0.2.10:80/tcp 10.1.0.3 --weight 3 --state active
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.3","weight":3,"state":"active"}'
+expect_out "backend 10.1.0.3 (web-3) of 192.0.2.10:80/tcp: weight 3, state active"
+
+ctl backend set 192.0.2.10:80/tcp 10.1.0.3 --weight=0
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.3","weight":0}'
+
+ctl backend drain 192.0.2.10:80/tcp 10.1.0.2
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.2","state":"draining"}'
+expect_out "state draining"
+
+ctl backend down 192.0.2.10:80/tcp 10.1.0.2
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.2","state":"down"}'
+expect_out "state down"
+
+ctl --json backend up 192.0.2.10:80/tcp 10.1.0.2
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.2","state":"active"}'
+expect_json 'v == {"address": "10.1.0.2", "weight": 2, "state": "active"}'
+
+ctl backend remove 192.0.2.10:80/tcp 2001:db8:2::9
+expect_rc 0
+expect_req backend_remove '{"vip":'"$V10"',"address":"2001:db8:2::9"}'
+expect_out "removed backend 2001:db8:2::9 from 192.0.2.10:80/tcp"
+
+ctl stats
+expect_rc 0
+expect_req stats
+expect_out_re '^generation [0-9]+$'
+expect_out_re '^totals +rx [0-9]+ packets'
+expect_out "drops     no_vip 7, no_backend 3"
+expect_not_out "eth_trunc"
+expect_out_re '^VIP / BACKEND +WEIGHT +STATE +PACKETS +BYTES +NEW FLOWS$'
+expect_out_re '^192\.0\.2\.10:80/tcp +[0-9]+ +[0-9]+ +[0-9]+$'
+expect_out_re '^  10\.1\.0\.2 +2 +active +200 +20000 +20$'
+expect_out_re '^  10\.1\.0\.3 \(web-3\) +0 +active +300 +30000 +30$'
+expect_out_re '^ *LCORE +RX +FORWARDED +DROPPED'
+expect_not_out "hot keys"
+ctl stats --json
+expect_rc 0
+expect_json '"totals" in v and "drops" in v["totals"] and len(v["vips"]) == 4 and "generation" in v'
+ctl stats --vip '[2001:db8::10]:443/udp'
+expect_rc 0
+expect_req stats
+expect_out "[2001:db8::10]:443/udp"
+expect_not_out "192.0.2.10:80/tcp"
+expect_not_out "totals"
+ctl --json stats --vip 192.0.2.10:80
+expect_rc 0
+expect_json 'v["address"] == "192.0.2.10" and len(v["backends"]) == 3'
+ctl stats --vip 192.0.2.99:80
+expect_rc 1
+expect_err "no counters for VIP 192.0.2.99:80"
+
+ctl table 192.0.2.10:80
+expect_rc 0
+expect_req maglev_table '{"vip":'"$V10"'}'
+expect_out "192.0.2.10:80/tcp: table size 13"
+expect_out_re '^BACKEND +NAME +SLOTS +SHARE$'
+expect_out_re '^10\.1\.0\.1 +[0-9]+ +[0-9]+\.[0-9]{2}%$'
+expect_not_out "SLOT  BACKEND"
+ctl table 192.0.2.10:80 --raw
+expect_rc 0
+expect_req maglev_table '{"vip":'"$V10"',"raw":true}'
+expect_out_re '^ *SLOT +BACKEND$'
+expect_out_re '^ +12 +10\.1\.0\.[0-9]$'
+ctl --json table 192.0.2.10:80 --raw
+expect_json 'v["table_size"] == 13 and len(v["table"]) == 13'
+
+ctl config get
+expect_rc 0
+expect_req config_get
+expect_json 'len(v["vips"]) == 4'
+ctl config save
+expect_rc 0
+expect_req config_save
+expect_out "configuration saved to /var/lib/spillway/state.json"
+ctl --json config save
+expect_json 'v == {"path": "/var/lib/spillway/state.json"}'
+
+ctl call vip_list
+expect_rc 0
+expect_req vip_list
+expect_json 'len(v) == 4'
+ctl call backend_set '{"vip":'"$V10"',"address":"10.1.0.1","weight":5}'
+expect_rc 0
+expect_req backend_set '{"vip":'"$V10"',"address":"10.1.0.1","weight":5}'
+expect_json 'v["weight"] == 5'
+LAST="spillctl call vip_get -"
+NREQ=$(wc -l <"$LOG")
+echo "$V10" | "$CTL" -s "$SOCK" call vip_get - >"$WORK/out" 2>"$WORK/err"
+RC=$?
+expect_rc 0
+expect_req vip_get "$V10"
+
+cat >"$WORK/batch.json" <<EOF
+[{"method": "backend_add", "params": {"vip": $V10, "address": "10.1.0.7"}},
+ {"method": "backend_set", "params": {"vip": $V10, "address": "10.1.0.1", "state": "draining"}},
+ {"method": "stats"}]
+EOF
+ctl batch "$WORK/batch.json"
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+"$PY" -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert isinstance(r, list) and len(r) == 3, r
+assert [c["id"] for c in r] == [1, 2, 3], r
+assert [c["method"] for c in r] == ["backend_add", "backend_set", "stats"], r
+assert all(c["jsonrpc"] == "2.0" for c in r)
+assert r[1]["params"]["state"] == "draining" and "params" not in r[2]
+' "$LOG" || fail "batch request"
+expect_out "1  backend_add: ok"
+expect_out "batch applied: 3 calls"
+LAST="spillctl --json batch - (stdin)"
+"$CTL" -s "$SOCK" --json batch - <"$WORK/batch.json" >"$WORK/out" 2>"$WORK/err"
+RC=$?
+expect_rc 1
+expect_err "spillctl: backend already exists: 10.1.0.7 (code -32002)"
+expect_json 'len(v) == 3 and v[0]["error"]["code"] == -32002 and v[1]["error"]["code"] == -32010'
+ctl batch "$WORK/batch.json"
+expect_rc 1
+expect_out "2  backend_set: transaction aborted (code -32010)"
+expect_out "batch not applied"
+echo '[{"method": "stats"}, {"method": "version"}]' >"$WORK/batch2.json"
+ctl --json batch "$WORK/batch2.json"
+expect_rc 0
+expect_json 'len(v) == 2 and "totals" in v[0] and v[1]["protocol"] == 1'
+echo '[{"method": "stats", "id": 7}]' >"$WORK/batch3.json"
+usage_case batch "$WORK/batch3.json"
+echo '{"method": "stats"}' >"$WORK/batch4.json"
+usage_case batch "$WORK/batch4.json"
+
+ctl top --interval 0.1 --count 3
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+[[ $(grep -c '^spillctl top ' "$WORK/out") == 3 ]] || fail "expected 3 refreshes"
+CHECKS=$((CHECKS + 1))
+[[ $(grep -c '"method": "stats"' "$LOG") -ge 4 ]] || fail "stats not called"
+expect_out_re '^rx [0-9.]+ pps  fwd [0-9.]+ pps  drop [0-9.]+ pps$'
+expect_out_re '^drops/s +no_vip [0-9.]+, no_backend [0-9.]+$'
+expect_out_re '^VIP / BACKEND +WEIGHT +STATE +PKT/S +MBIT/S +NEW FLOWS/S$'
+expect_out_re '^192\.0\.2\.10:80/tcp +[1-9][0-9.]* +[0-9.]+ +[1-9][0-9.]*$'
+expect_out_re '^  10\.1\.0\.7 +1 +active +[1-9]'
+expect_not_out "hot keys"
+CHECKS=$((CHECKS + 1))
+! grep -q $'\033' "$WORK/out" || fail "escape sequences when stdout is not a terminal"
+ctl --json top --interval 0.05 --count 2
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+"$PY" -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, lines
+for l in lines:
+    o = json.loads(l)
+    assert o["totals"]["rx_pps"] > 0 and o["vips"][0]["packets_per_s"] > 0, o
+' "$WORK/out" || fail "top --json lines"
+
+# --- Server errors: exit 1, the server's message -------------------------------
+
+ctl vip show 198.51.100.1:80
+expect_rc 1
+expect_req vip_get '{"address":"198.51.100.1","port":80,"protocol":"tcp"}'
+expect_err "spillctl: VIP not found: 198.51.100.1:80/tcp (code -32001)"
+CHECKS=$((CHECKS + 1))
+[[ ! -s $WORK/out ]] || fail "stdout not empty"
+ctl --json backend drain 192.0.2.10:80 10.9.9.9
+expect_rc 1
+expect_err "spillctl: backend not found: 10.9.9.9 (code -32001)"
+expect_json 'v == {"code": -32001, "message": "backend not found: 10.9.9.9"}'
+ctl vip add 192.0.2.10:80
+expect_rc 1
+expect_err "(code -32002)"
+ctl call no_such_method
+expect_rc 1
+expect_err "spillctl: method not found (code -32601)"
+ctl call vip_add '{"address":"192.0.2.50","port":80,"protocol":"tcp","colour":"red"}'
+expect_rc 1
+expect_err "colour: unknown field (code -32602)"
+ctl table 198.51.100.1:80
+expect_rc 1
+expect_err "(code -32001)"
+
+# --- Replies that are slow, malformed, wrong or large: exit 3 ------------------
+
+ctl --timeout 0.3 call fake_sleep '{"seconds": 3}'
+expect_rc 3
+expect_err "$SOCK: timed out"
+ctl call fake_badid
+expect_rc 3
+expect_err "invalid reply"
+ctl call fake_garbage
+expect_rc 3
+expect_err "invalid reply from the server"
+ctl call fake_big '{"bytes": 5000000}'
+expect_rc 0
+CHECKS=$((CHECKS + 1))
+[[ $(wc -c <"$WORK/out") -gt 5000000 ]] || fail "large reply cut"
+
+# --- Socket selection ----------------------------------------------------------
+
+LAST="SPILLWAY_SOCKET=... spillctl version"
+NREQ=$(wc -l <"$LOG")
+SPILLWAY_SOCKET=$SOCK "$CTL" version >"$WORK/out" 2>"$WORK/err"
+RC=$?
+expect_rc 0
+expect_req version
+LAST="SPILLWAY_SOCKET=bad spillctl --socket GOOD version"
+SPILLWAY_SOCKET=$WORK/nothing.sock "$CTL" version --socket="$SOCK" >"$WORK/out" 2>"$WORK/err"
+RC=$?
+expect_rc 0
+LAST="SPILLWAY_SOCKET=bad spillctl version"
+SPILLWAY_SOCKET=$WORK/nothing.sock "$CTL" version >"$WORK/out" 2>"$WORK/err"
+RC=$?
+expect_rc 3
+expect_err "$WORK/nothing.sock: cannot connect"
+
+# --- Hot keys and errors that depend on the server's options ---------------------
+
+stop_server
+start_server --hot-keys --no-state-file
+ctl vip add 192.0.2.10:80 --backend 10.1.0.1
+ctl top --interval 0.05 --count 1
+expect_rc 0
+expect_out "hot keys:"
+expect_out_re '^  192\.0\.2\.10:80/tcp  198\.51\.100\.7  12\.0%$'
+ctl stats
+expect_out "hot keys:"
+ctl config save
+expect_rc 1
+expect_err "spillctl: no state file configured (code -32603)"
+
+# The server goes away in the middle of top: exit 3.
+LAST="spillctl top (server stopped)"
+"$CTL" -s "$SOCK" top --interval 0.3 --count 100 >"$WORK/out" 2>"$WORK/err" &
+TOP=$!
+sleep 0.5
+stop_server
+wait "$TOP"
+RC=$?
+expect_rc 3
+expect_err "$SOCK: cannot connect"
+
+echo "$CHECKS checks, $FAILED failed"
+[[ $FAILED == 0 ]]
