@@ -29,7 +29,8 @@ fail(struct ctx *c, const char *path, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	n = snprintf(c->err, c->errlen, "%s: ", path);
+	/* An empty path (a top-level RPC param object) gets no prefix. */
+	n = snprintf(c->err, c->errlen, "%s%s", path, *path ? ": " : "");
 	if (n < 0 || (size_t)n >= c->errlen)
 		return -EINVAL;
 	va_start(ap, fmt);
@@ -38,8 +39,8 @@ fail(struct ctx *c, const char *path, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *
-json_type_name(const json_t *v)
+const char *
+lb_config_json_type(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -100,7 +101,7 @@ get_obj(struct ctx *c, const char *path, const json_t *parent, const char *key, 
 		return 0;
 	join(p, sizeof(p), path, key);
 	if (!json_is_object(v))
-		return fail(c, p, "expected an object, got %s", json_type_name(v));
+		return fail(c, p, "expected an object, got %s", lb_config_json_type(v));
 	*out = v;
 	return 0;
 }
@@ -119,7 +120,7 @@ get_str(struct ctx *c, const char *path, const json_t *obj, const char *key, con
 		return 0;
 	}
 	if (!json_is_string(v))
-		return fail(c, p, "expected a string, got %s", json_type_name(v));
+		return fail(c, p, "expected a string, got %s", lb_config_json_type(v));
 	*out = json_string_value(v);
 	return 0;
 }
@@ -139,7 +140,7 @@ get_uint(struct ctx *c, const char *path, const json_t *obj, const char *key, ui
 		return 0;
 	}
 	if (!json_is_integer(v))
-		return fail(c, p, "expected an integer, got %s", json_type_name(v));
+		return fail(c, p, "expected an integer, got %s", lb_config_json_type(v));
 	i = json_integer_value(v);
 	if (i < 0 || (uint64_t)i < min || (uint64_t)i > max)
 		return fail(c, p, "%lld out of range [%llu, %llu]", (long long)i,
@@ -160,7 +161,7 @@ get_real(struct ctx *c, const char *path, const json_t *obj, const char *key, do
 		return 0;
 	join(p, sizeof(p), path, key);
 	if (!json_is_number(v))
-		return fail(c, p, "expected a number, got %s", json_type_name(v));
+		return fail(c, p, "expected a number, got %s", lb_config_json_type(v));
 	d = json_number_value(v);
 	if (!isfinite(d) || d < min || d > max)
 		return fail(c, p, "%g out of range [%g, %g]", d, min, max);
@@ -178,7 +179,7 @@ get_bool(struct ctx *c, const char *path, const json_t *obj, const char *key, bo
 		return 0;
 	join(p, sizeof(p), path, key);
 	if (!json_is_boolean(v))
-		return fail(c, p, "expected a boolean, got %s", json_type_name(v));
+		return fail(c, p, "expected a boolean, got %s", lb_config_json_type(v));
 	*out = json_is_true(v);
 	return 0;
 }
@@ -428,7 +429,7 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 	int rc;
 
 	if (!json_is_object(o))
-		return fail(c, path, "expected an object, got %s", json_type_name(o));
+		return fail(c, path, "expected an object, got %s", lb_config_json_type(o));
 	if ((rc = check_keys(c, path, o, keys)) != 0)
 		return rc;
 	if ((rc = get_addr(c, path, o, "address", &b->af, &b->addr, 1)) != 0)
@@ -467,7 +468,7 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 	int rc;
 
 	if (!json_is_object(o))
-		return fail(c, path, "expected an object, got %s", json_type_name(o));
+		return fail(c, path, "expected an object, got %s", lb_config_json_type(o));
 	if ((rc = check_keys(c, path, o, keys)) != 0)
 		return rc;
 	if ((rc = get_addr(c, path, o, "address", &v->af, &v->addr, 1)) != 0)
@@ -499,16 +500,23 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 
 		join(p, sizeof(p), path, "backends");
 		if (!json_is_array(arr))
-			return fail(c, p, "expected an array, got %s", json_type_name(arr));
-		if (json_array_size(arr) > 65534)
-			return fail(c, p, "too many backends (at most 65534 per VIP)");
-		if (*next_backend_id + json_array_size(arr) > LB_MAX_BACKENDS)
-			return fail(c, p, "too many backends in all (at most %u)",
-				    LB_MAX_BACKENDS);
+			return fail(c, p, "expected an array, got %s", lb_config_json_type(arr));
+		/* Distinct codes so the control socket can tell a limit (-ENOSPC) and
+		 * an allocation failure (-ENOMEM) from a malformed field. */
+		if (json_array_size(arr) > LB_CFG_MAX_BACKENDS_PER_VIP) {
+			fail(c, p, "too many backends (at most 65534 per VIP)");
+			return -ENOSPC;
+		}
+		if (*next_backend_id + json_array_size(arr) > LB_MAX_BACKENDS) {
+			fail(c, p, "too many backends in all (at most %u)", LB_MAX_BACKENDS);
+			return -ENOSPC;
+		}
 		v->backends = calloc(json_array_size(arr) ? json_array_size(arr) : 1,
 				     sizeof(*v->backends));
-		if (v->backends == NULL)
-			return fail(c, p, "out of memory");
+		if (v->backends == NULL) {
+			fail(c, p, "out of memory");
+			return -ENOMEM;
+		}
 		for (i = 0; i < json_array_size(arr); i++) {
 			struct lb_cfg_backend *b = &v->backends[i];
 			char bp[256], id1[LB_NAME_MAX + 48], id2[LB_NAME_MAX + 48];
@@ -548,7 +556,7 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 	json_t *vips;
 
 	if (!json_is_object(root)) {
-		fail(&c, "(document)", "expected an object, got %s", json_type_name(root));
+		fail(&c, "(document)", "expected an object, got %s", lb_config_json_type(root));
 		return NULL;
 	}
 	cfg = calloc(1, sizeof(*cfg));
@@ -562,7 +570,7 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 
 	vips = json_object_get(root, "vips");
 	if (vips != NULL && !json_is_array(vips)) {
-		fail(&c, "vips", "expected an array, got %s", json_type_name(vips));
+		fail(&c, "vips", "expected an array, got %s", lb_config_json_type(vips));
 		goto error;
 	}
 	if (vips != NULL && json_array_size(vips) > LB_MAX_VIPS) {
@@ -605,6 +613,88 @@ error:
 	return NULL;
 }
 
+/* Backends in all VIPs: the next free position in the LB_MAX_BACKENDS budget. */
+static uint32_t
+count_backends(const struct lb_config *cfg)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cfg->n_vips; i++)
+		n += cfg->vips[i].n_backends;
+	return n;
+}
+
+int
+lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                        struct lb_cfg_vip *out, char *err, size_t errlen)
+{
+	struct ctx c = {err, errlen};
+	uint32_t next_backend_id = count_backends(cfg);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = parse_vip(&c, path, o, cfg, out, &next_backend_id);
+	if (rc != 0) {
+		free(out->backends);
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	out->id = (uint16_t)cfg->n_vips;
+	return 0;
+}
+
+int
+lb_config_backend_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                            struct lb_cfg_backend *out, char *err, size_t errlen)
+{
+	struct ctx c = {err, errlen};
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = parse_backend(&c, path, o, cfg, out);
+	if (rc != 0)
+		return rc;
+	out->id = (uint16_t)count_backends(cfg);
+	out->gen = 1;
+	return 0;
+}
+
+struct lb_config *
+lb_config_clone(const struct lb_config *cfg)
+{
+	struct lb_config *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	*c = *cfg;
+	c->n_vips = 0;
+	c->vips = NULL;
+	if (cfg->n_vips == 0)
+		return c;
+	c->vips = calloc(cfg->n_vips, sizeof(*c->vips));
+	if (c->vips == NULL)
+		goto error;
+	for (uint32_t i = 0; i < cfg->n_vips; i++) {
+		const struct lb_cfg_vip *v = &cfg->vips[i];
+		struct lb_cfg_vip *nv = &c->vips[i];
+
+		*nv = *v;
+		nv->backends = NULL;
+		c->n_vips++; /* from here lb_config_free owns nv */
+		if (v->n_backends == 0)
+			continue;
+		nv->backends = malloc(v->n_backends * sizeof(*nv->backends));
+		if (nv->backends == NULL)
+			goto error;
+		memcpy(nv->backends, v->backends, v->n_backends * sizeof(*nv->backends));
+	}
+	return c;
+error:
+	lb_config_free(c);
+	errno = ENOMEM;
+	return NULL;
+}
+
 struct lb_config *
 lb_config_load_file(const char *path, char *err, size_t errlen)
 {
@@ -635,6 +725,42 @@ lb_config_free(struct lb_config *cfg)
 		free(cfg->vips[i].backends);
 	free(cfg->vips);
 	free(cfg);
+}
+
+json_t *
+lb_config_backend_to_json(const struct lb_cfg_backend *b)
+{
+	char buf[64];
+	json_t *o = json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(b->af, &b->addr, buf, 64),
+	                      "weight", (json_int_t)b->weight, "state", state_names[b->state]);
+
+	if (o != NULL && b->name[0] != '\0' &&
+	    json_object_set_new(o, "name", json_string(b->name)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *
+lb_config_vip_to_json(const struct lb_cfg_vip *v)
+{
+	char buf[64];
+	json_t *bes = json_array();
+
+	if (bes == NULL)
+		return NULL;
+	for (uint32_t j = 0; j < v->n_backends; j++) {
+		if (json_array_append_new(bes, lb_config_backend_to_json(&v->backends[j])) != 0) {
+			json_decref(bes);
+			return NULL;
+		}
+	}
+	/* "o" hands bes over even when the pack fails. */
+	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
+	                 lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
+	                 "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
+	                 key_names[v->key_mode], "encap", encap_names[v->encap], "backends", bes);
 }
 
 json_t *
@@ -670,28 +796,8 @@ lb_config_to_json(const struct lb_config *cfg)
 			    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
 				      "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
 				      cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
-	for (uint32_t i = 0; i < cfg->n_vips; i++) {
-		const struct lb_cfg_vip *v = &cfg->vips[i];
-		json_t *bes = json_array();
-
-		for (uint32_t j = 0; j < v->n_backends; j++) {
-			const struct lb_cfg_backend *b = &v->backends[j];
-			json_t *bo = json_pack(
-				"{s:s, s:i, s:s}", "address", lb_ip_to_str(b->af, &b->addr, buf, 64),
-				"weight", (json_int_t)b->weight, "state", state_names[b->state]);
-
-			if (b->name[0] != '\0')
-				json_object_set_new(bo, "name", json_string(b->name));
-			json_array_append_new(bes, bo);
-		}
-		json_array_append_new(
-			vips, json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
-					lb_ip_to_str(v->af, &v->addr, buf, 64), "port",
-					(json_int_t)v->port, "protocol",
-					v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
-					key_names[v->key_mode], "encap", encap_names[v->encap],
-					"backends", bes));
-	}
+	for (uint32_t i = 0; i < cfg->n_vips; i++)
+		json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i]));
 	json_object_set_new(root, "vips", vips);
 	return root;
 }

@@ -20,6 +20,7 @@
 #define LB_FLOW_DEFAULT_CAPACITY (1u << 20) /* entries per worker core */
 #define LB_FLOW_DEFAULT_TCP_IDLE_MS 300000u
 #define LB_FLOW_DEFAULT_UDP_IDLE_MS 30000u
+#define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
 
 struct lb_cfg_backend {
 	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
@@ -86,5 +87,44 @@ int lb_ip_from_str(const char *s, uint8_t *af, union lb_ip *ip);
 
 /** The identity a backend's Maglev permutation derives from: name, else address. */
 const char *lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len);
+
+/*
+ * Pieces of the loader for the control socket, which takes the same VIP and
+ * backend objects and must judge them by the same rules and messages.
+ */
+
+/**
+ * Validate one VIP object (the shape of an element of "vips") against cfg:
+ * the encap sources it needs, and the LB_MAX_BACKENDS budget that cfg's own
+ * backends already use. Does not check that the VIP is new. Messages name
+ * fields under path ("" for none: "port: expected an integer, got a string").
+ * Its backends get ids after cfg's count; out->id is cfg->n_vips.
+ *
+ * @return 0 (out->backends is then the caller's), -EINVAL for an invalid
+ *   field, -ENOSPC for too many backends, -ENOMEM; err says which field.
+ */
+int lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                            struct lb_cfg_vip *out, char *err, size_t errlen);
+
+/**
+ * Validate one backend object ("address", "weight", "name", "state") against
+ * cfg's encap sources; defaults as in the file (weight 1, active).
+ *
+ * @return 0, or -EINVAL with "path.field: reason" in err.
+ */
+int lb_config_backend_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                                struct lb_cfg_backend *out, char *err, size_t errlen);
+
+/** The document form of one VIP (with its backends), as in lb_config_to_json. */
+json_t *lb_config_vip_to_json(const struct lb_cfg_vip *v);
+
+/** The document form of one backend; "name" only if set. */
+json_t *lb_config_backend_to_json(const struct lb_cfg_backend *b);
+
+/** A deep copy (ids included); NULL with errno ENOMEM. */
+struct lb_config *lb_config_clone(const struct lb_config *cfg);
+
+/** How a value's type is named in messages: "a string", "an integer", "null". */
+const char *lb_config_json_type(const json_t *v);
 
 #endif /* LB_CONFIG_H */

@@ -1,14 +1,140 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Stub: being written. */
+/*
+ * Atomic, durable replacement of the state file: the document goes to a
+ * temporary file beside it (same file system, so rename is atomic), is synced,
+ * renamed over the old file, and the directory is synced so the rename itself
+ * survives a crash. Any failure before the rename leaves the old file as it was.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "persist.h"
+
+static int
+fail(char *err, size_t errlen, const char *path, const char *step, int e)
+{
+	snprintf(err, errlen, "%s: %s: %s", path, step, strerror(e));
+	return -e;
+}
+
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The directory holding path, opened for fsync; -errno on failure. */
+static int
+open_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	if (slash == NULL)
+		dir = strdup(".");
+	else
+		dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (dir == NULL)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	free(dir);
+	return fd;
+}
 
 int
 lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen)
 {
-	(void)path;
-	(void)doc;
-	(void)err;
-	(void)errlen;
-	return -ENOSYS;
+	char *text = NULL, *tmp = NULL;
+	int fd = -1, dfd = -1, rc;
+
+	text = json_dumps(doc, JSON_INDENT(2));
+	if (text == NULL) {
+		rc = fail(err, errlen, path, "encode", doc == NULL ? EINVAL : ENOMEM);
+		goto cleanup;
+	}
+	/* Opened first: a directory that cannot be synced fails before the rename. */
+	dfd = open_dir(path);
+	if (dfd < 0) {
+		rc = fail(err, errlen, path, "open directory", -dfd);
+		goto cleanup;
+	}
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		tmp = NULL;
+		rc = fail(err, errlen, path, "create temporary file", ENOMEM);
+		goto cleanup;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = fail(err, errlen, path, "create temporary file", errno);
+		free(tmp);
+		tmp = NULL; /* nothing to unlink */
+		goto cleanup;
+	}
+	if (fchmod(fd, 0600) != 0) {
+		rc = fail(err, errlen, path, "chmod", errno);
+		goto cleanup;
+	}
+	rc = write_all(fd, text, strlen(text));
+	if (rc == 0)
+		rc = write_all(fd, "\n", 1);
+	if (rc != 0) {
+		rc = fail(err, errlen, path, "write", -rc);
+		goto cleanup;
+	}
+	if (fsync(fd) != 0) {
+		rc = fail(err, errlen, path, "fsync", errno);
+		goto cleanup;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc != 0) {
+		rc = fail(err, errlen, path, "close", errno);
+		goto cleanup;
+	}
+	if (rename(tmp, path) != 0) {
+		rc = fail(err, errlen, path, "rename", errno);
+		goto cleanup;
+	}
+	free(tmp);
+	tmp = NULL; /* renamed: nothing left to unlink */
+	/*
+	 * The new file is in place; without this sync the rename may not survive a
+	 * crash. Some file systems cannot sync a directory (EINVAL): nothing more
+	 * can be done there.
+	 */
+	if (fsync(dfd) != 0 && errno != EINVAL) {
+		rc = fail(err, errlen, path, "fsync directory", errno);
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (tmp != NULL) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(text);
+	return rc;
 }
