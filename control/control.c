@@ -6,6 +6,11 @@
  * release semantics, take an RCU token, and park the old snapshot on a retire
  * list. The periodic timer polls rte_rcu_qsbr_check() without blocking and frees
  * a retired snapshot once every worker has reported a quiescent state since.
+ *
+ * A change is built completely (ids, snapshot), then written to the state file,
+ * then published: a failure at any step leaves both the running configuration
+ * and the file as they were. The control socket's requests arrive here as lines
+ * and are answered by rpc.c through struct lb_rpc_ops.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +26,9 @@
 #include <rte_rcu_qsbr.h>
 
 #include "control.h"
+#include "persist.h"
+#include "rpc.h"
+#include "server.h"
 #include "snapshot_build.h"
 #include "stats.h"
 
@@ -43,6 +51,8 @@ struct lb_control {
 	struct retired retire[RETIRE_MAX];
 	unsigned int n_retire;
 	int epfd, sigfd, timerfd;
+	struct lb_server *server;
+	struct lb_rpc_ops ops;
 	uint64_t last_rx;
 	uint64_t idle_ms;
 };
@@ -165,12 +175,34 @@ assign_ids(struct lb_control *c, struct lb_config *next)
 	return 0;
 }
 
-int
-lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
+static int
+persist(const struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
+{
+	json_t *doc = lb_config_to_json(cfg);
+	int rc;
+
+	if (doc == NULL) {
+		snprintf(err, errlen, "%s: out of memory", c->p.state_path);
+		return -ENOMEM;
+	}
+	err[0] = '\0';
+	rc = lb_persist_write(c->p.state_path, doc, err, errlen);
+	json_decref(doc);
+	if (rc != 0 && err[0] == '\0')
+		snprintf(err, errlen, "%s: cannot write the state file: %s", c->p.state_path,
+			 strerror(-rc));
+	return rc;
+}
+
+/* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
+static int
+apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t errlen)
 {
 	struct lb_snapshot *s, *old;
 	int rc;
 
+	/* assign_ids may advance backend generations even if a later step fails:
+	 * harmless, a generation is only required never to repeat. */
 	rc = assign_ids(c, cfg);
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot assign ids: %s", strerror(-rc));
@@ -181,6 +213,14 @@ lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t 
 	if (s == NULL) {
 		lb_config_free(cfg);
 		return -ENOMEM;
+	}
+	if (save && c->p.state_path != NULL) {
+		rc = persist(c, cfg, err, errlen);
+		if (rc != 0) {
+			lb_snapshot_free(s); /* never published: no reader has it */
+			lb_config_free(cfg);
+			return rc;
+		}
 	}
 	reclaim(c, false);
 	if (c->n_retire == RETIRE_MAX) {
@@ -201,6 +241,63 @@ lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t 
 	return 0;
 }
 
+int
+lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
+{
+	return apply(c, cfg, true, err, errlen);
+}
+
+/* ---- what the RPC handlers reach (struct lb_rpc_ops) ---- */
+
+static const struct lb_config *
+ops_config(void *arg)
+{
+	const struct lb_control *c = arg;
+
+	return c->cfg;
+}
+
+static int
+ops_apply(void *arg, struct lb_config *next, char *err, size_t errlen)
+{
+	return lb_control_apply(arg, next, err, errlen);
+}
+
+static json_t *
+ops_stats(void *arg)
+{
+	return lb_control_stats(arg);
+}
+
+static const struct lb_snapshot *
+ops_snapshot(void *arg)
+{
+	const struct lb_control *c = arg;
+
+	return *c->p.snap;
+}
+
+static int
+ops_save(void *arg, char *err, size_t errlen)
+{
+	const struct lb_control *c = arg;
+
+	if (c->p.state_path == NULL) {
+		snprintf(err, errlen,
+			 "no state file configured (start spillwayd with --state FILE)");
+		return -ENOENT;
+	}
+	return persist(c, c->cfg, err, errlen);
+}
+
+static char *
+on_request(void *arg, const char *line, size_t len)
+{
+	const struct lb_control *c = arg;
+
+	return lb_rpc_handle(&c->ops, line, len);
+}
+
 struct lb_control *
 lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char *err,
 		  size_t errlen)
@@ -214,17 +311,60 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	}
 	c->p = *p;
 	c->epfd = c->sigfd = c->timerfd = -1;
-	if (lb_control_apply(c, cfg, err, errlen) != 0) {
+	c->ops = (struct lb_rpc_ops){
+		.arg = c,
+		.config = ops_config,
+		.apply = ops_apply,
+		.stats = ops_stats,
+		.snapshot = ops_snapshot,
+		.save = ops_save,
+	};
+	if (apply(c, cfg, false, err, errlen) != 0) {
 		free(c);
 		return NULL;
 	}
+	/* From now on the state file always exists: a restart finds it. */
+	if (c->p.state_path != NULL && access(c->p.state_path, F_OK) != 0 && errno == ENOENT &&
+	    persist(c, c->cfg, err, errlen) != 0)
+		goto fail;
+	if (c->p.control_path != NULL) {
+		struct lb_server_params sp = {
+			.path = c->p.control_path,
+			.mode = c->p.control_mode,
+			.group = c->p.control_group,
+			.on_request = on_request,
+			.error_reply = lb_rpc_error_reply,
+			.arg = c,
+		};
+
+		c->server = lb_server_create(&sp, err, errlen);
+		if (c->server == NULL)
+			goto fail;
+	}
 	return c;
+fail:
+	lb_control_destroy(c);
+	return NULL;
 }
 
 json_t *
 lb_control_stats(const struct lb_control *c)
 {
-	return lb_stats_json(c->cfg, c->p.cores, c->p.lcores, c->p.n_cores);
+	json_t *root = lb_stats_json(c->cfg, c->p.cores, c->p.lcores, c->p.n_cores);
+	json_t *cores;
+
+	if (root == NULL)
+		return NULL;
+	cores = json_object_get(root, "cores");
+	json_object_set_new(root, "generation", json_integer((json_int_t)c->generation));
+	for (unsigned int i = 0; i < c->p.n_cores; i++) {
+		/* Acquire pairs with the worker's release store of its generation. */
+		uint64_t g = __atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE);
+
+		json_object_set_new(json_array_get(cores, i), "snapshot_gen",
+				    json_integer((json_int_t)g));
+	}
+	return root;
 }
 
 static uint64_t
@@ -243,8 +383,10 @@ reload(struct lb_control *c)
 	char err[512];
 	struct lb_config *cfg;
 
-	if (c->p.config_path == NULL)
+	if (c->p.config_path == NULL) {
+		fprintf(stderr, "spillwayd: SIGHUP: no --config to reload; ignored\n");
 		return;
+	}
 	cfg = lb_config_load_file(c->p.config_path, err, sizeof(err));
 	if (cfg == NULL) {
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
@@ -253,8 +395,9 @@ reload(struct lb_control *c)
 	if (lb_control_apply(c, cfg, err, sizeof(err)) != 0)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 	else
-		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)\n",
-			(unsigned long long)c->generation);
+		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s\n",
+			(unsigned long long)c->generation,
+			c->p.state_path != NULL ? " and saved" : "");
 }
 
 static int
@@ -265,6 +408,8 @@ on_tick(struct lb_control *c)
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
 	reclaim(c, false);
+	if (c->server != NULL)
+		lb_server_tick(c->server);
 	if (c->p.idle_exit_ms == 0)
 		return 0;
 	rx = total_rx(c);
@@ -302,6 +447,12 @@ lb_control_run(struct lb_control *c)
 	ev.data.fd = c->timerfd;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) != 0)
 		return -errno;
+	if (c->server != NULL) {
+		/* Nested epoll: the server's set is readable when a client needs us. */
+		ev.data.fd = lb_server_fd(c->server);
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0)
+			return -errno;
+	}
 
 	for (;;) {
 		struct epoll_event evs[8];
@@ -320,6 +471,10 @@ lb_control_run(struct lb_control *c)
 						c->p.idle_exit_ms);
 					goto out;
 				}
+			} else if (c->server != NULL && evs[i].data.fd == lb_server_fd(c->server)) {
+				rc = lb_server_process(c->server);
+				if (rc != 0)
+					goto out;
 			} else if (evs[i].data.fd == c->sigfd) {
 				struct signalfd_siginfo si;
 
@@ -345,6 +500,7 @@ lb_control_destroy(struct lb_control *c)
 {
 	if (c == NULL)
 		return;
+	lb_server_destroy(c->server);
 	for (unsigned int i = 0; i < c->n_retire; i++)
 		lb_snapshot_free(c->retire[i].snap);
 	lb_snapshot_free(*c->p.snap);

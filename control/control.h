@@ -2,14 +2,17 @@
 /*
  * The control thread: owns the configuration, builds and publishes snapshots,
  * retires old ones through RCU, and runs the event loop (signalfd for
- * SIGTERM/SIGINT/SIGHUP, a timerfd for periodic work). It runs on the EAL main
- * lcore; workers never wait for it.
+ * SIGTERM/SIGINT/SIGHUP, a timerfd for periodic work, the control socket's
+ * epoll set). It runs on the EAL main lcore; workers never wait for it. Every
+ * configuration change is written to the state file, if there is one, before
+ * it is published.
  */
 #ifndef LB_CONTROL_H
 #define LB_CONTROL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 #include <rte_rcu_qsbr.h>
@@ -21,7 +24,11 @@
 struct lb_control;
 
 struct lb_control_params {
-	const char *config_path;
+	const char *config_path;   /* what SIGHUP reloads; NULL: SIGHUP ignored */
+	const char *state_path;    /* persisted configuration, or NULL */
+	const char *control_path;  /* control socket, or NULL for none */
+	mode_t control_mode;       /* 0: 0660 */
+	const char *control_group; /* group name or gid, or NULL */
 	struct rte_rcu_qsbr *qsv;
 	struct lb_snapshot **snap;        /* the pointer workers read */
 	volatile bool *stop;              /* set to stop the workers */
@@ -33,7 +40,9 @@ struct lb_control_params {
 
 /**
  * Take ownership of cfg, build its snapshot and publish it (before workers
- * start, so they never see a NULL snapshot).
+ * start, so they never see a NULL snapshot). With a state path whose file does
+ * not exist yet, write cfg there, so the file exists from then on. With a
+ * control path, create the control socket.
  *
  * @return the control object, or NULL with a reason in err.
  */
@@ -48,10 +57,20 @@ struct lb_control *lb_control_create(const struct lb_control_params *p, struct l
  */
 int lb_control_run(struct lb_control *c);
 
-/** Build, publish and adopt a new configuration (takes ownership of cfg). */
+/**
+ * Build a new configuration's snapshot, write the configuration to the state
+ * file (if any), then publish and adopt it. Takes ownership of cfg.
+ *
+ * @return 0, or -errno with a reason in err; then nothing changed (not the
+ *   running configuration, not the state file).
+ */
 int lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen);
 
-/** The stats document for the current configuration. */
+/**
+ * The stats document for the current configuration, plus "generation" (of the
+ * published snapshot) and each core's "snapshot_gen" (of the snapshot it last
+ * used): once every core shows the generation, no worker uses an older one.
+ */
 json_t *lb_control_stats(const struct lb_control *c);
 
 /** Free everything; call after the workers have stopped. */

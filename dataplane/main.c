@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spillwayd: the load balancer daemon. Parses its own options and the
- * configuration before EAL starts (a bad file fails fast, with one message),
- * then sets up ports, launches one worker per worker lcore and runs the control
+ * configuration (the state file if there is one, else --config) before EAL
+ * starts, and checks that the control socket path is free, so a bad file or a
+ * second instance fails fast, with one message, before touching any port. Then
+ * sets up ports, launches one worker per worker lcore and runs the control
  * thread on the main lcore until SIGTERM/SIGINT.
  */
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -21,14 +24,27 @@
 
 #include "../control/config.h"
 #include "../control/control.h"
+#include "../control/server.h"
 #include "flow_table.h"
 #include "port.h"
 #include "worker.h"
 
 #define EXIT_USAGE 2
 
+/* Long-only options. */
+enum {
+	OPT_CONTROL = 256,
+	OPT_CONTROL_MODE,
+	OPT_CONTROL_GROUP,
+	OPT_STATE,
+};
+
 struct options {
 	const char *config;
+	const char *state;
+	const char *control;
+	const char *control_group;
+	mode_t control_mode;
 	const char *stats_file;
 	int out_port;
 	int exc_port;
@@ -40,6 +56,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
+		"       spillwayd [EAL-ARGS] -- --state FILE [--config FILE] [OPTIONS]\n"
 		"\n"
 		"spillway L4 load balancer data plane. Packets to a VIP are given a backend by\n"
 		"a per-core flow table, else by Maglev consistent hashing, and sent to it\n"
@@ -51,8 +68,25 @@ usage(FILE *f)
 		"RX and one TX queue on each port (RSS spreads flows when there are several).\n"
 		"\n"
 		"Options:\n"
-		"  -c, --config FILE        configuration (JSON; see docs/operations.md). Required.\n"
-		"  -s, --stats-file FILE    write the final counters (JSON) here instead of stdout\n"
+		"  -c, --config FILE        configuration (JSON; see docs/operations.md).\n"
+		"                           Required unless the --state file exists.\n"
+		"      --state FILE         persisted configuration. If FILE exists it is\n"
+		"                           loaded instead of --config; every change (control\n"
+		"                           socket, SIGHUP) is written to it (atomically)\n"
+		"                           before it takes effect; if it does not exist it\n"
+		"                           is created from --config at start-up. Restarting\n"
+		"                           with the same --state comes back to the same\n"
+		"                           VIPs and backends.\n"
+		"      --control PATH       serve the JSON-RPC control socket at PATH\n"
+		"                           (docs/control-protocol.md; spillctl talks to it).\n"
+		"                           A stale socket file is replaced; start-up fails if\n"
+		"                           another process listens on it or PATH is not a\n"
+		"                           socket. Default: no control socket.\n"
+		"      --control-mode OCTAL permission bits of the socket file, whatever the\n"
+		"                           umask (default 0660: owner and group may connect)\n"
+		"      --control-group G    group of the socket file (name or numeric gid)\n"
+		"  -s, --stats-file FILE    write the final counters (JSON) here instead of "
+		"stdout\n"
 		"  -o, --out-port N         send encapsulated packets out of port N\n"
 		"                           (default: one-armed, out of the receiving port)\n"
 		"  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
@@ -64,11 +98,13 @@ usage(FILE *f)
 		"  -V, --version            print the version\n"
 		"\n"
 		"Signals: SIGTERM/SIGINT stop cleanly (workers stop, TX drains, ports close,\n"
-		"final counters are written); SIGHUP reloads --config as one change (an invalid\n"
-		"file is reported and the running configuration kept).\n"
+		"final counters are written, the control socket file is removed); SIGHUP\n"
+		"reloads --config as one change and saves it to --state (an invalid file is\n"
+		"reported and the running configuration kept; without --config, ignored).\n"
 		"\n"
-		"Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory);\n"
-		"2 bad usage or bad configuration (one message: \"FILE: path: reason\").\n");
+		"Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory, the state\n"
+		"file cannot be written, the control socket path is taken); 2 bad usage or\n"
+		"bad configuration or state file (one message: \"FILE: path: reason\").\n");
 }
 
 static int
@@ -88,6 +124,10 @@ parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
+		{"state", required_argument, NULL, OPT_STATE},
+		{"control", required_argument, NULL, OPT_CONTROL},
+		{"control-mode", required_argument, NULL, OPT_CONTROL_MODE},
+		{"control-group", required_argument, NULL, OPT_CONTROL_GROUP},
 		{"stats-file", required_argument, NULL, 's'},
 		{"out-port", required_argument, NULL, 'o'},
 		{"exception-port", required_argument, NULL, 'x'},
@@ -97,6 +137,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	unsigned long v;
+	char *end;
 	int c;
 
 	o->out_port = -1;
@@ -106,6 +147,28 @@ parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'c':
 			o->config = optarg;
+			break;
+		case OPT_STATE:
+			o->state = optarg;
+			break;
+		case OPT_CONTROL:
+			o->control = optarg;
+			break;
+		case OPT_CONTROL_MODE:
+			errno = 0;
+			v = strtoul(optarg, &end, 8);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
+			    v == 0 || v > 0777) {
+				fprintf(stderr,
+					"spillwayd: --control-mode: not octal permission bits "
+					"(1-0777): %s\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o->control_mode = (mode_t)v;
+			break;
+		case OPT_CONTROL_GROUP:
+			o->control_group = optarg;
 			break;
 		case 's':
 			o->stats_file = optarg;
@@ -121,7 +184,8 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'i':
 			if (parse_uint(optarg, 86400000, &v) != 0 || v == 0) {
-				fprintf(stderr, "spillwayd: --idle-exit: not a duration in ms: %s\n",
+				fprintf(stderr,
+					"spillwayd: --idle-exit: not a duration in ms: %s\n",
 					optarg);
 				return EXIT_USAGE;
 			}
@@ -142,11 +206,57 @@ parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "spillwayd: unexpected argument: %s\n", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (o->config == NULL) {
-		fprintf(stderr, "spillwayd: --config FILE is required (see --help)\n");
+	if (o->config == NULL && o->state == NULL) {
+		fprintf(stderr,
+			"spillwayd: --config FILE (or an existing --state FILE) is required "
+			"(see --help)\n");
+		return EXIT_USAGE;
+	}
+	if ((o->control_group != NULL || o->control_mode != 0) && o->control == NULL) {
+		fprintf(stderr, "spillwayd: --control-mode/--control-group need --control PATH\n");
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* Load a configuration document; NULL after one "spillwayd: FILE: ..." line. */
+static struct lb_config *
+load_config(const char *path)
+{
+	char err[512];
+	struct lb_config *cfg = lb_config_load_file(path, err, sizeof(err));
+
+	if (cfg == NULL) {
+		bool named = strncmp(err, path, strlen(path)) == 0;
+
+		fprintf(stderr, "spillwayd: %s%s%s\n", named ? "" : path, named ? "" : ": ", err);
+	}
+	return cfg;
+}
+
+/*
+ * The starting configuration: the state file if it exists (what the last run
+ * left), else --config. NULL after a message: exit 2.
+ */
+static struct lb_config *
+initial_config(const struct options *o)
+{
+	struct stat st;
+
+	if (o->state != NULL && (stat(o->state, &st) == 0 || errno != ENOENT)) {
+		if (o->config != NULL)
+			fprintf(stderr,
+				"spillwayd: starting from the state file %s (%s is read on "
+				"SIGHUP only)\n",
+				o->state, o->config);
+		return load_config(o->state);
+	}
+	if (o->config == NULL) {
+		fprintf(stderr, "spillwayd: %s: no state file yet, and no --config to start from\n",
+			o->state);
+		return NULL;
+	}
+	return load_config(o->config);
 }
 
 static int
@@ -212,12 +322,25 @@ main(int argc, char **argv)
 		if (rc != 0)
 			return rc;
 	}
-	cfg = lb_config_load_file(opt.config, err, sizeof(err));
-	if (cfg == NULL) {
-		fprintf(stderr, "spillwayd: %s%s%s\n", strncmp(err, opt.config, strlen(opt.config)) ? opt.config : "",
-			strncmp(err, opt.config, strlen(opt.config)) ? ": " : "", err);
+	if (opt.control_group != NULL) {
+		gid_t gid;
+
+		if (lb_server_resolve_group(opt.control_group, &gid, err, sizeof(err)) != 0) {
+			fprintf(stderr, "spillwayd: --control-group: %s\n", err);
 		return EXIT_USAGE;
 	}
+	}
+	if (opt.control != NULL) {
+		/* Before EAL: a second instance must not take the first one's ports. */
+		rc = lb_server_check_path(opt.control, err, sizeof(err));
+		if (rc != 0) {
+			fprintf(stderr, "spillwayd: %s\n", err);
+			return rc == -ENAMETOOLONG || rc == -EINVAL ? EXIT_USAGE : 1;
+		}
+	}
+	cfg = initial_config(&opt);
+	if (cfg == NULL)
+		return EXIT_USAGE;
 
 	/* Workers inherit this mask: only the control thread's signalfd sees these. */
 	sigemptyset(&set);
@@ -236,8 +359,8 @@ main(int argc, char **argv)
 
 	unsigned int n_workers = rte_lcore_count() - 1;
 	uint16_t n_ports = rte_eth_dev_count_avail();
-	struct lb_io_conf io = {.n_rx_ports = 0, .out_port = opt.out_port,
-				.exc_port = opt.exc_port};
+	struct lb_io_conf io = {
+		.n_rx_ports = 0, .out_port = opt.out_port, .exc_port = opt.exc_port};
 	struct lb_worker_ctx *ctx = NULL;
 	struct lb_core_counters **cores = NULL;
 	unsigned int *lcores = NULL;
@@ -271,7 +394,8 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		goto out;
 	}
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
+	{
 		if (lb_port_start(port, (uint16_t)n_workers, pool, err, sizeof(err)) != 0) {
 			fprintf(stderr, "spillwayd: %s\n", err);
 			goto out;
@@ -300,7 +424,8 @@ main(int argc, char **argv)
 	unsigned int lcore, w = 0;
 
 	rte_eth_macaddr_get(mac_port, &mac);
-	RTE_LCORE_FOREACH_WORKER(lcore) {
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
 		struct lb_worker_ctx *c = &ctx[w];
 
 		c->lcore = lcore;
@@ -311,11 +436,12 @@ main(int argc, char **argv)
 		c->snap = &snap;
 		c->qsv = qsv;
 		c->stop = &stop;
-		c->w.cnt = rte_zmalloc_socket("lb_counters", sizeof(*c->w.cnt),
-					      RTE_CACHE_LINE_SIZE, (int)rte_lcore_to_socket_id(lcore));
+		c->w.cnt = rte_zmalloc_socket("lb_counters", sizeof(*c->w.cnt), RTE_CACHE_LINE_SIZE,
+					      (int)rte_lcore_to_socket_id(lcore));
 		c->w.ft = lb_flow_table_create(cfg->flows.capacity);
 		if (c->w.cnt == NULL || c->w.ft == NULL) {
-			fprintf(stderr, "spillwayd: out of memory for lcore %u's flow table "
+			fprintf(stderr,
+				"spillwayd: out of memory for lcore %u's flow table "
 					"(%u entries)\n",
 				lcore, cfg->flows.capacity);
 			goto out;
@@ -331,6 +457,10 @@ main(int argc, char **argv)
 
 	struct lb_control_params cp = {
 		.config_path = opt.config,
+		.state_path = opt.state,
+		.control_path = opt.control,
+		.control_mode = opt.control_mode,
+		.control_group = opt.control_group,
 		.qsv = qsv,
 		.snap = &snap,
 		.stop = &stop,
@@ -346,9 +476,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "spillwayd: %s\n", err);
 		goto out;
 	}
-	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding\n", n_workers, n_ports);
+	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding%s%s\n", n_workers, n_ports,
+		opt.control != NULL ? "; control socket " : "",
+		opt.control != NULL ? opt.control : "");
 	w = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore) {
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
 		rte_eal_remote_launch(lb_worker_main, &ctx[w], lcore);
 		w++;
 	}

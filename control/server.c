@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Control socket server: Unix stream listener, per-client line framing and
+ * output queues, all non-blocking on one level-triggered epoll set of its own.
+ * Every limit closes only the offending connection; the daemon never waits on
+ * a client. Requests of one client are answered in order, one at a time.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define READ_CHUNK (64u * 1024) /* bytes read per readable client per process call */
+#define KEEP_BUF (64u * 1024)   /* buffers above this are freed once empty */
+#define ACCEPT_BURST 64         /* connections accepted per process call */
+#define EVENT_BATCH 64          /* epoll events handled per process call */
+
+struct client {
+	struct client *prev, *next;
+	int fd;
+	uint32_t events;      /* what epoll is asked for now */
+	bool closing;         /* no more input: close once the output is sent */
+	uint64_t last_active; /* ms: last complete request or output progress */
+	char *in;             /* received bytes not yet framed into lines */
+	size_t in_len, in_cap;
+	size_t scan; /* in[0, scan) holds no '\n' */
+	char *out;   /* out[out_head, out_len) is unsent */
+	size_t out_head, out_len, out_cap;
+};
+
+struct lb_server {
+	struct lb_server_params p;
+	char *path;
+	dev_t dev; /* identity of the socket file we created */
+	ino_t ino;
+	int lfd, epfd;
+	bool accept_paused; /* out of descriptors: retried from the tick */
+	unsigned int n_clients;
+	struct client *clients;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static char *
+builtin_error_reply(int code, const char *message)
+{
+	/* message is ours and needs no escaping. */
+	const char *fmt =
+	        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"%s\"}}";
+	size_t n = (size_t)snprintf(NULL, 0, fmt, code, message) + 1;
+	char *s = malloc(n);
+
+	if (s != NULL)
+		snprintf(s, n, fmt, code, message);
+	return s;
+}
+
+/* ---- clients ---------------------------------------------------------------- */
+
+static void
+client_close(struct lb_server *s, struct client *c)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	s->n_clients--;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+static size_t
+pending(const struct client *c)
+{
+	return c->out_len - c->out_head;
+}
+
+/* Ask epoll for input unless closing, for output only while some is pending. */
+static int
+client_rearm(struct lb_server *s, struct client *c)
+{
+	uint32_t want = (c->closing ? 0 : EPOLLIN) | (pending(c) > 0 ? EPOLLOUT : 0);
+	struct epoll_event ev = {.events = want, .data.ptr = c};
+
+	if (want == c->events)
+		return 0;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) != 0)
+		return -errno;
+	c->events = want;
+	return 0;
+}
+
+/* Send what the kernel takes. 0 (possibly with output left), or -errno: close. */
+static int
+client_flush(struct client *c)
+{
+	while (pending(c) > 0) {
+		ssize_t n =
+		        send(c->fd, c->out + c->out_head, pending(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno; /* EPIPE, ECONNRESET: the peer is gone */
+		}
+		c->out_head += (size_t)n;
+		c->last_active = now_ms();
+	}
+	c->out_head = c->out_len = 0;
+	if (c->out_cap > KEEP_BUF) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+	return 0;
+}
+
+static int
+out_append(struct client *c, const char *data, size_t len)
+{
+	size_t need = pending(c) + len + 1;
+
+	if (c->out_head > 0 && c->out_len + len + 1 > c->out_cap) {
+		memmove(c->out, c->out + c->out_head, pending(c));
+		c->out_len -= c->out_head;
+		c->out_head = 0;
+	}
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(c->out, cap);
+		if (p == NULL)
+			return -ENOMEM;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, data, len);
+	c->out[c->out_len + len] = '\n';
+	c->out_len += len + 1;
+	return 0;
+}
+
+/*
+ * Queue a reply (takes it). Over the output limit with earlier replies still
+ * unsent after a flush, the client is not reading: -ENOBUFS, close it. A single
+ * reply is always accepted on a drained connection, however large.
+ */
+static int
+client_queue(struct lb_server *s, struct client *c, char *reply, bool force)
+{
+	size_t len;
+	int rc;
+
+	if (reply == NULL)
+		return force ? -ENOMEM : 0;
+	len = strlen(reply);
+	if (!force && pending(c) > 0 && pending(c) + len + 1 > s->p.max_output) {
+		rc = client_flush(c);
+		if (rc == 0 && pending(c) > 0 && pending(c) + len + 1 > s->p.max_output)
+			rc = -ENOBUFS;
+		if (rc != 0) {
+			free(reply);
+			return rc;
+		}
+	}
+	rc = out_append(c, reply, len);
+	free(reply);
+	return rc;
+}
+
+static int
+client_too_large(struct lb_server *s, struct client *c)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "request too large (limit %zu bytes)", s->p.max_request);
+	c->closing = true;
+	c->in_len = c->scan = 0;
+	return client_queue(s, c, s->p.error_reply(LB_SERVER_ERR_TOO_LARGE, msg), true);
+}
+
+/* Answer every complete line in the input buffer, in order. */
+static int
+client_lines(struct lb_server *s, struct client *c)
+{
+	size_t start = 0;
+	char *nl;
+	int rc;
+
+	while (!c->closing && (nl = memchr(c->in + c->scan, '\n', c->in_len - c->scan)) != NULL) {
+		const char *line = c->in + start;
+		size_t len = (size_t)(nl - line);
+
+		start = c->scan = (size_t)(nl - c->in) + 1;
+		if (len > s->p.max_request)
+			return client_too_large(s, c);
+		if (len == 0 || (len == 1 && line[0] == '\r'))
+			continue; /* a blank line is no request */
+		c->last_active = now_ms();
+		rc = client_queue(s, c, s->p.on_request(s->p.arg, line, len), false);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->closing) {
+		c->in_len = c->scan = 0; /* a partial line at end of input is dropped */
+		return 0;
+	}
+	memmove(c->in, c->in + start, c->in_len - start);
+	c->in_len -= start;
+	c->scan = c->in_len; /* the rest holds no '\n': not scanned again */
+	if (c->in_len > s->p.max_request)
+		return client_too_large(s, c);
+	if (c->in_len == 0 && c->in_cap > KEEP_BUF) {
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
+	}
+	return 0;
+}
+
+static int
+client_read(struct lb_server *s, struct client *c)
+{
+	ssize_t n;
+
+	if (c->in_cap - c->in_len < READ_CHUNK) {
+		size_t cap = c->in_cap ? c->in_cap : READ_CHUNK;
+		char *p;
+
+		while (cap - c->in_len < READ_CHUNK)
+			cap *= 2;
+		p = realloc(c->in, cap);
+		if (p == NULL)
+			return -ENOMEM;
+		c->in = p;
+		c->in_cap = cap;
+	}
+	do
+		n = recv(c->fd, c->in + c->in_len, READ_CHUNK, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (n == 0) {
+		/* End of input: every complete line is answered already; a partial
+		 * one is dropped. Send what is queued, then close. */
+		c->closing = true;
+		c->in_len = c->scan = 0;
+		return 0;
+	}
+	c->in_len += (size_t)n;
+	return client_lines(s, c);
+}
+
+static void
+client_event(struct lb_server *s, struct client *c, uint32_t events)
+{
+	int rc = 0;
+
+	if (events & EPOLLERR)
+		rc = -EPIPE;
+	if (rc == 0 && (events & EPOLLIN) && !c->closing)
+		rc = client_read(s, c);
+	else if (rc == 0 && (events & EPOLLHUP))
+		rc = -EPIPE; /* both directions gone: nothing can be delivered */
+	if (rc == 0)
+		rc = client_flush(c);
+	if (rc == 0 && c->closing && pending(c) == 0)
+		rc = -ESHUTDOWN;
+	if (rc == 0)
+		rc = client_rearm(s, c);
+	if (rc != 0)
+		client_close(s, c);
+}
+
+static void
+accept_clients(struct lb_server *s)
+{
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ev = {.events = EPOLLIN};
+		struct client *c;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* Level-triggered: the listener would wake us forever.
+				 * Stop watching it until the next tick. */
+				struct epoll_event off = {.events = 0, .data.ptr = s};
+
+				if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &off) == 0)
+					s->accept_paused = true;
+			}
+			return;
+		}
+		if (s->n_clients >= s->p.max_clients) {
+			close(fd); /* over the limit: accepted and closed at once */
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->events = EPOLLIN;
+		c->last_active = now_ms();
+		ev.data.ptr = c;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = s->clients;
+		if (s->clients != NULL)
+			s->clients->prev = c;
+		s->clients = c;
+		s->n_clients++;
+	}
+}
+
+int
+lb_server_process(struct lb_server *s)
+{
+	struct epoll_event evs[EVENT_BATCH];
+	int n;
+
+	do
+		n = epoll_wait(s->epfd, evs, EVENT_BATCH, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* A client is freed only while its own event is handled, and each
+	 * descriptor appears at most once per batch: the pointers stay valid. */
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.ptr == s)
+			accept_clients(s);
+		else
+			client_event(s, evs[i].data.ptr, evs[i].events);
+	}
+	return 0;
+}
+
+void
+lb_server_tick(struct lb_server *s)
+{
+	uint64_t now = now_ms();
+	struct client *c, *next;
+
+	for (c = s->clients; c != NULL; c = next) {
+		next = c->next;
+		if (now - c->last_active >= s->p.idle_ms)
+			client_close(s, c);
+	}
+	if (s->accept_paused) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = s};
+
+		if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &ev) == 0)
+			s->accept_paused = false;
+	}
+}
+
+/* ---- the socket file ---------------------------------------------------------- */
+
+static int
+make_addr(const char *path, struct sockaddr_un *sa, char *err, size_t errlen)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (path == NULL || path[0] == '\0') {
+		snprintf(err, errlen, "control socket: empty path");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(sa->sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long (at most %zu bytes)", path,
+		         sizeof(sa->sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa->sun_path, path, strlen(path));
+	return 0;
+}
+
+/*
+ * What is at path: 0 nothing, 1 a stale socket (nobody accepts), or -errno
+ * with the reason in err (a live socket, something else, no access).
+ */
+static int
+probe(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd, rc;
+
+	rc = make_addr(path, &sa, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket (not replacing it)", path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: socket: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : errno;
+	close(fd);
+	switch (rc) {
+	case 0:
+	case EAGAIN: /* its backlog is full: still somebody's listener */
+	case EINPROGRESS:
+		snprintf(err, errlen, "%s: another spillwayd is listening", path);
+		return -EADDRINUSE;
+	case ECONNREFUSED:
+		return 1;
+	case ENOENT:
+		return 0; /* removed meanwhile */
+	default:
+		snprintf(err, errlen, "%s: cannot probe the existing socket: %s", path,
+		         strerror(rc));
+		return -rc;
+	}
+}
+
+int
+lb_server_check_path(const char *path, char *err, size_t errlen)
+{
+	int rc = probe(path, err, errlen);
+
+	return rc > 0 ? 0 : rc;
+}
+
+int
+lb_server_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen)
+{
+	struct group gr, *res = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+	int rc;
+
+	errno = 0;
+	v = strtoul(group, &end, 10);
+	if (group[0] >= '0' && group[0] <= '9' && *end == '\0') {
+		if (errno != 0 || v >= (gid_t)-1) {
+			snprintf(err, errlen, "control group %s: not a valid gid", group);
+			return -EINVAL;
+		}
+		*gid = (gid_t)v;
+		return 0;
+	}
+	rc = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
+	if (res == NULL) {
+		snprintf(err, errlen, "control group %s: %s", group,
+		         rc != 0 ? strerror(rc) : "no such group");
+		return -EINVAL;
+	}
+	*gid = gr.gr_gid;
+	return 0;
+}
+
+struct lb_server *
+lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct lb_server *s = NULL;
+	struct sockaddr_un sa;
+	bool bound = false;
+	struct stat st;
+	gid_t gid = 0;
+	int rc;
+
+	if (p == NULL || p->on_request == NULL || (p->mode & ~(mode_t)0777) != 0) {
+		snprintf(err, errlen, "control socket: invalid parameters");
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = make_addr(p->path, &sa, err, errlen);
+	if (rc == 0 && p->group != NULL)
+		rc = lb_server_resolve_group(p->group, &gid, err, errlen);
+	if (rc == 0) {
+		rc = probe(p->path, err, errlen);
+		if (rc == 1 && unlink(p->path) != 0 && errno != ENOENT) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: cannot remove the stale socket: %s", p->path,
+			         strerror(-rc));
+		}
+	}
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s != NULL) {
+		s->lfd = s->epfd = -1;
+		s->path = strdup(p->path);
+	}
+	if (s == NULL || s->path == NULL) {
+		snprintf(err, errlen, "%s: out of memory", p->path);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	s->p = *p;
+	s->p.path = s->path;
+	s->p.group = NULL; /* not kept: the caller's string */
+	if (s->p.mode == 0)
+		s->p.mode = LB_SERVER_DEFAULT_MODE;
+	if (s->p.max_request == 0)
+		s->p.max_request = LB_SERVER_DEFAULT_MAX_REQUEST;
+	if (s->p.max_output == 0)
+		s->p.max_output = LB_SERVER_DEFAULT_MAX_OUTPUT;
+	if (s->p.idle_ms == 0)
+		s->p.idle_ms = LB_SERVER_DEFAULT_IDLE_MS;
+	if (s->p.max_clients == 0)
+		s->p.max_clients = LB_SERVER_DEFAULT_MAX_CLIENTS;
+	if (s->p.error_reply == NULL)
+		s->p.error_reply = builtin_error_reply;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->epfd < 0 || s->lfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", p->path, strerror(-rc));
+		goto fail;
+	}
+	/* Created owner-only whatever the umask, so nobody can connect before the
+	 * mode and group below are in place: Linux creates the node with the
+	 * socket inode's mode masked by the umask. Not umask(): that is per
+	 * process, and EAL's threads are running. */
+	if (fchmod(s->lfd, 0600) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: fchmod: %s", p->path, strerror(-rc));
+		goto fail;
+	}
+	rc = bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : -errno;
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: cannot bind: %s", p->path,
+		         rc == -EADDRINUSE ? "another spillwayd is listening" : strerror(-rc));
+		goto fail;
+	}
+	bound = true;
+	if (p->group != NULL && chown(p->path, (uid_t)-1, gid) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot give it group %s: %s", p->path, p->group,
+		         strerror(-rc));
+		goto fail;
+	}
+	if (chmod(p->path, s->p.mode) != 0 || lstat(p->path, &st) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot set mode %04o: %s", p->path,
+		         (unsigned int)s->p.mode, strerror(-rc));
+		goto fail;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	ev.data.ptr = s;
+	/* A backlog as deep as the client limit: a burst of connections waits for
+	 * accept() rather than failing with EAGAIN (the kernel caps it at somaxconn). */
+	if (listen(s->lfd, (int)s->p.max_clients) != 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot listen: %s", p->path, strerror(-rc));
+		goto fail;
+	}
+	return s;
+fail:
+	if (bound)
+		unlink(p->path);
+	if (s != NULL) {
+		if (s->lfd >= 0)
+			close(s->lfd);
+		if (s->epfd >= 0)
+			close(s->epfd);
+		free(s->path);
+		free(s);
+	}
+	errno = -rc;
+	return NULL;
+}
+
+int
+lb_server_fd(const struct lb_server *s)
+{
+	return s->epfd;
+}
+
+unsigned int
+lb_server_clients(const struct lb_server *s)
+{
+	return s->n_clients;
+}
+
+void
+lb_server_destroy(struct lb_server *s)
+{
+	struct stat st;
+
+	if (s == NULL)
+		return;
+	while (s->clients != NULL)
+		client_close(s, s->clients);
+	close(s->lfd);
+	close(s->epfd);
+	/* Only our own file: a successor may already have replaced it. */
+	if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+		unlink(s->path);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control socket's transport: a non-blocking Unix stream server that
+ * frames '\n'-terminated request lines, hands each to a callback and queues the
+ * reply, and defends itself against clients that send too much, read too
+ * little or say nothing (docs/control-protocol.md, "Limits"). It has its own
+ * epoll set, so the control loop polls one descriptor for all clients. No
+ * DPDK, no Jansson: the JSON-RPC layer is reached only through the callback.
+ */
+#ifndef LB_SERVER_H
+#define LB_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LB_SERVER_DEFAULT_MODE 0660
+#define LB_SERVER_DEFAULT_MAX_REQUEST (1u << 20) /* bytes per request line */
+#define LB_SERVER_DEFAULT_MAX_OUTPUT (4u << 20)  /* unsent reply bytes per client */
+#define LB_SERVER_DEFAULT_IDLE_MS 60000u         /* without a complete request */
+#define LB_SERVER_DEFAULT_MAX_CLIENTS 1024u
+
+/* JSON-RPC "invalid request", the code of the too-large reply. */
+#define LB_SERVER_ERR_TOO_LARGE (-32600)
+
+struct lb_server;
+
+/**
+ * Answer one request line (without its '\n'; not NUL-terminated). Returns a
+ * malloc'd NUL-terminated reply without the '\n' (the server adds it and frees
+ * the reply), or NULL when nothing is to be sent.
+ */
+typedef char *(*lb_server_request_fn)(void *arg, const char *line, size_t len);
+
+/** Build an error reply (malloc'd, no '\n'); the signature of lb_rpc_error_reply(). */
+typedef char *(*lb_server_error_fn)(int code, const char *message);
+
+struct lb_server_params {
+	const char *path;         /* socket file; at most 107 bytes */
+	mode_t mode;              /* file mode; 0: LB_SERVER_DEFAULT_MODE */
+	const char *group;        /* group name or numeric gid; NULL: leave as created */
+	size_t max_request;       /* 0: LB_SERVER_DEFAULT_MAX_REQUEST */
+	size_t max_output;        /* 0: LB_SERVER_DEFAULT_MAX_OUTPUT */
+	uint32_t idle_ms;         /* 0: LB_SERVER_DEFAULT_IDLE_MS */
+	unsigned int max_clients; /* 0: LB_SERVER_DEFAULT_MAX_CLIENTS */
+	lb_server_request_fn on_request;
+	lb_server_error_fn error_reply; /* NULL: a built-in JSON-RPC error object */
+	void *arg;                      /* passed to on_request */
+};
+
+/**
+ * Check that a server could be created at path, without creating anything:
+ * nothing there, or a stale socket. Lets a daemon fail before it takes its
+ * ports when another instance owns the socket.
+ *
+ * @return 0, or -errno with "PATH: reason" in err: -EADDRINUSE another
+ *   process accepts on it, -EEXIST the path is not a socket, -ENAMETOOLONG.
+ */
+int lb_server_check_path(const char *path, char *err, size_t errlen);
+
+/**
+ * Resolve a group given by name or as a decimal gid.
+ *
+ * @return 0 with *gid set, or -EINVAL with the reason in err.
+ */
+int lb_server_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen);
+
+/**
+ * Create the socket file (replacing a stale socket; mode and group set before
+ * anyone can connect) and start listening.
+ *
+ * @return the server, or NULL with errno set and "PATH: reason" in err
+ *   (EADDRINUSE: "another spillwayd is listening"; EEXIST: not a socket, left
+ *   alone; EINVAL: bad params or unknown group).
+ */
+struct lb_server *lb_server_create(const struct lb_server_params *p, char *err, size_t errlen);
+
+/** The server's epoll descriptor: readable whenever lb_server_process() has work. */
+int lb_server_fd(const struct lb_server *s);
+
+/**
+ * Accept, read, answer and write whatever is ready, without blocking. Each
+ * readable client gets one read of at most 64 KiB per call, so one busy client
+ * cannot starve the others.
+ *
+ * @return 0, or -errno if epoll itself failed.
+ */
+int lb_server_process(struct lb_server *s);
+
+/** Time-based work: close idle clients, resume accepting after EMFILE. */
+void lb_server_tick(struct lb_server *s);
+
+/** Number of connected clients. */
+unsigned int lb_server_clients(const struct lb_server *s);
+
+/** Close every client and the listener, and remove the socket file if it is still ours. */
+void lb_server_destroy(struct lb_server *s);
+
+#endif /* LB_SERVER_H */
