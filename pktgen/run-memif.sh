@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Run spillgen against a one-armed spillwayd over memif, each in its own DPDK
+# process. spillgen is the memif server (it creates the socket in a private
+# temporary directory), spillwayd the client; spillwayd sends its output back
+# on the same memif port, where spillgen analyses it.
+#
+#   pktgen/run-memif.sh [-b BUILD_DIR] [-c LB_CONFIG] [-k] [-- SPILLGEN-OPTIONS...]
+#
+#   -b DIR     build directory holding spillwayd and pktgen/spillgen (default: build)
+#   -c FILE    spillwayd config (default: pktgen/scenarios/lb.json); spillgen reads
+#              it too (--lb-config) for the VIPs and the backends' weights
+#   -k         keep the work directory (logs, stats, results)
+#   SPILLGEN-OPTIONS default to: --scenario pktgen/scenarios/hotkey.json
+#              --json W/results.json --csv W/series.csv --svg W/load.svg
+#
+# Lcores (2 cores here): spillwayd -l 0-1 (control on CPU 0, worker on CPU 1);
+# spillgen --lcores '0@1,1@0' (main lcore on CPU 1, mostly asleep; the TX/RX
+# worker on CPU 0 next to spillwayd's idle control thread), so the two busy
+# loops do not share a CPU. SG_LCORES / LB_LCORES override.
+# Both processes are stopped by PID; the socket directory is removed at exit.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+BUILD=$ROOT/build
+LBCONF=$ROOT/pktgen/scenarios/lb.json
+KEEP=0
+while getopts "b:c:kh" opt; do
+	case $opt in
+	b) BUILD=$(cd "$OPTARG" && pwd) ;;
+	c) LBCONF=$(realpath "$OPTARG") ;;
+	k) KEEP=1 ;;
+	h) sed -n '3,22p' "$0"; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+
+WORK=$(mktemp -d /tmp/spillgen.XXXXXX)
+SOCK=$WORK/memif.sock
+SG_PID=
+LB_PID=
+
+cleanup() {
+	local rc=$?
+	if [ -n "$LB_PID" ] && kill -0 "$LB_PID" 2>/dev/null; then
+		kill -TERM "$LB_PID" 2>/dev/null || true
+		wait "$LB_PID" 2>/dev/null || true
+	fi
+	if [ -n "$SG_PID" ] && kill -0 "$SG_PID" 2>/dev/null; then
+		kill -TERM "$SG_PID" 2>/dev/null || true
+		wait "$SG_PID" 2>/dev/null || true
+	fi
+	rm -f "$SOCK"
+	if [ "$KEEP" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Two DPDK processes side by side: hugepages only if there are enough for both.
+free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+if [ "$free" -ge 512 ] && [ "$(spw_eal_mem)" = "-m 512" ]; then
+	MEM="-m 256"
+else
+	MEM="--no-huge -m 512"
+fi
+SG_LCORES=${SG_LCORES:-0@1,1@0}
+LB_LCORES=${LB_LCORES:-0-1}
+
+if [ $# -eq 0 ]; then
+	set -- --scenario "$ROOT/pktgen/scenarios/hotkey.json" \
+		--json "$WORK/results.json" --csv "$WORK/series.csv" --svg "$WORK/load.svg"
+	KEEP=1
+fi
+
+# spillgen first: as memif server it creates the socket and waits for the link.
+# shellcheck disable=SC2086
+timeout 900 "$BUILD/pktgen/spillgen" --lcores "$SG_LCORES" $MEM --no-pci \
+	--file-prefix "spillgen-$$" --log-level 'lib.*:warning' \
+	--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
+	-- --lb-config "$LBCONF" --link-wait 20 --done-file "$WORK/done" "$@" &
+SG_PID=$!
+for _ in $(seq 200); do
+	[ -S "$SOCK" ] && break
+	kill -0 "$SG_PID" 2>/dev/null || { wait "$SG_PID"; exit 1; }
+	sleep 0.05
+done
+[ -S "$SOCK" ] || { echo "run-memif.sh: spillgen did not create $SOCK" >&2; exit 1; }
+
+# shellcheck disable=SC2086
+timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
+	--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' \
+	--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+	-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" \
+	>"$WORK/spillwayd.log" 2>&1 &
+LB_PID=$!
+
+# spillgen touches $WORK/done once its results are out and holds the memif
+# server open until spillwayd (the client) has stopped: a memif client whose
+# server went away first was seen to crash on SIGTERM (DPDK 22.11).
+while kill -0 "$SG_PID" 2>/dev/null && [ ! -e "$WORK/done" ]; do
+	sleep 0.1
+done
+kill -TERM "$LB_PID" 2>/dev/null || true
+set +e
+wait "$LB_PID"
+LB_RC=$?
+LB_PID=
+wait "$SG_PID"
+SG_RC=$?
+set -e
+SG_PID=
+[ "$LB_RC" -ne 0 ] && echo "run-memif.sh: spillwayd exited $LB_RC" >&2
+if [ "$SG_RC" -ne 0 ]; then
+	echo "run-memif.sh: spillgen exited $SG_RC; spillwayd's log:" >&2
+	cat "$WORK/spillwayd.log" >&2
+fi
+if [ -s "$WORK/spillwayd-stats.json" ]; then
+	/usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+d = {k: v for k, v in t["drops"].items() if v}
+print("spillwayd: rx %d, forwarded %d, dropped %d %s" % (t["rx_packets"], t["forwarded"], t["dropped"], d or ""))
+' "$WORK/spillwayd-stats.json"
+fi
+exit "$SG_RC"
