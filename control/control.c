@@ -282,12 +282,18 @@ ops_save(void *arg, char *err, size_t errlen)
 {
 	const struct lb_control *c = arg;
 
+	int rc;
+
 	if (c->p.state_path == NULL) {
 		snprintf(err, errlen,
 			 "no state file configured (start spillwayd with --state FILE)");
 		return -ENOENT;
 	}
-	return persist(c, c->cfg, err, errlen);
+	rc = persist(c, c->cfg, err, errlen);
+	/* rpc.h's convention: on success err carries the path for the reply. */
+	if (rc == 0)
+		snprintf(err, errlen, "%s", c->p.state_path);
+	return rc;
 }
 
 static char *
@@ -319,6 +325,14 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		.snapshot = ops_snapshot,
 		.save = ops_save,
 	};
+	if (c->p.state_path != NULL) {
+		int n = lb_persist_cleanup(c->p.state_path);
+
+		if (n > 0)
+			fprintf(stderr, "spillwayd: removed %d temporary file(s) of %s left by a "
+					"crash\n",
+				n, c->p.state_path);
+	}
 	if (apply(c, cfg, false, err, errlen) != 0) {
 		free(c);
 		return NULL;

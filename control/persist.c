@@ -5,7 +5,9 @@
  * renamed over the old file, and the directory is synced so the rename itself
  * survives a crash. Any failure before the rename leaves the old file as it was.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,4 +139,40 @@ cleanup:
 		close(dfd);
 	free(text);
 	return rc;
+}
+
+int
+lb_persist_cleanup(const char *path)
+{
+	char *copy = strdup(path), *copy2 = strdup(path);
+	const char *dir, *base;
+	struct dirent *de;
+	size_t blen;
+	DIR *d;
+	int n = 0;
+
+	if (copy == NULL || copy2 == NULL) {
+		free(copy);
+		free(copy2);
+		return -ENOMEM;
+	}
+	dir = dirname(copy);
+	base = basename(copy2);
+	blen = strlen(base);
+	d = opendir(dir);
+	if (d == NULL) {
+		n = -errno;
+		goto out;
+	}
+	while ((de = readdir(d)) != NULL) {
+		/* Exactly what lb_persist_write's mkostemp makes: base + ".XXXXXX". */
+		if (strlen(de->d_name) == blen + 7 && strncmp(de->d_name, base, blen) == 0 &&
+		    de->d_name[blen] == '.' && unlinkat(dirfd(d), de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(d);
+out:
+	free(copy);
+	free(copy2);
+	return n;
 }

@@ -20,4 +20,12 @@
  */
 int lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen);
 
+/**
+ * Remove temporary files ("path.XXXXXX") that a crash between creating and
+ * renaming one left next to path. Call at start-up, before any write.
+ *
+ * @return how many were removed, or -errno if the directory cannot be read.
+ */
+int lb_persist_cleanup(const char *path);
+
 #endif /* LB_PERSIST_H */

@@ -162,7 +162,7 @@ def main():
             d = lbpcap.decode_output(fr)
             if d.kind != "encap" or d.errors:
                 fail("%s: unexpected frame back: kind %s errors %s" % (name, d.kind, d.errors))
-            tag = d.inner[-12:]
+            tag = d.inner[-16:]
             if not tag.startswith(b"spw-seq:"):
                 fail("%s: inner packet without a sequence tag" % name)
             s = int(tag[8:])

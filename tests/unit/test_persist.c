@@ -275,6 +275,38 @@ test_persist_write_fails(void **state)
 }
 
 static void
+touch(const char *dir, const char *name)
+{
+	char p[256];
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fclose(fp);
+}
+
+/* Start-up removes what a crash mid-write leaves, and nothing else. */
+static void
+test_persist_cleanup_leftovers(void **state)
+{
+	struct fixture *f = *state;
+	char err[ERR_LEN] = "";
+	json_t *d = doc(3);
+
+	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), 0);
+	touch(f->dir, "state.json.a1B2c3");   /* mkostemp leftovers */
+	touch(f->dir, "state.json.XyZ789");
+	touch(f->dir, "state.json.bak");      /* not ours: wrong length */
+	touch(f->dir, "other.json.a1B2c3");   /* another file's */
+	assert_int_equal(lb_persist_cleanup(f->path), 2);
+	assert_int_equal(count_entries(f->dir, "state.json"), 2);
+	assert_non_null(read_file(f->path));
+	assert_int_equal(lb_persist_cleanup(f->path), 0);
+	json_decref(d);
+}
+
+static void
 test_persist_null_doc(void **state)
 {
 	struct fixture *f = *state;
@@ -296,6 +328,7 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_persist_directory_is_a_file, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_rename_fails, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_write_fails, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_persist_cleanup_leftovers, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_null_doc, setup, teardown),
 	};
 
