@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The demo: install and build (scripts/setup.sh), then run spillwayd on a veth
-# pair between two network namespaces this script creates, send it generated
-# traffic (thousands of flows over four VIPs, IPv4 and IPv6, TCP and UDP, IPIP
-# and GUE), capture what comes back, and print per-VIP, per-backend tables.
-# Everything it creates (namespaces, veths, processes, files) is removed at exit.
+# The demo: install and build (scripts/setup.sh), then
+#  1. run spillwayd on a veth pair between two network namespaces this script
+#     creates, send it generated traffic (thousands of flows over four VIPs,
+#     IPv4 and IPv6, TCP and UDP, IPIP and GUE), capture what comes back, and
+#     print per-VIP, per-backend tables;
+#  2. drive spillwayd with spillgen over memif (pktgen/run-memif.sh): a steady
+#     Zipf phase, a hot key with 30% of the traffic, a rate step; print
+#     spillgen's per-backend table and the path of its load-over-time plot.
+# Everything it creates (namespaces, veths, processes) is removed at exit; the
+# plot and spillgen's results stay in a directory the script names.
 #
 #   FLOWS=N   flows per VIP (default 2000)
 #   KEEP=1    keep the work directory (pcaps, config, stats)
@@ -83,3 +88,7 @@ CAP_PID=
 
 echo
 $PY scripts/demo_report.py --config "$WORK/demo.json" "$WORK/out.pcap" "$WORK/stats.json"
+
+echo
+echo "== part 2: spillgen <-> spillwayd over memif (steady Zipf, then a 30% hot key, then a rate step)"
+pktgen/run-memif.sh -b build -k
