@@ -25,6 +25,7 @@ import random
 import socket
 import struct
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -139,25 +140,40 @@ def main():
     rpc = spwrpc.Client(sock_path)
     seq = [0]
 
-    def frame(flow):
+    def frame(flow, vaddr):
         src, sport = flow
         seq[0] += 1
         payload = b"spw-seq:%08d" % seq[0]
-        ip = lbpcap.l4_packet(src, vip["address"], 6, sport, vip["port"], payload)
+        ip = lbpcap.l4_packet(src, vaddr, 6, sport, vip["port"], payload)
         return seq[0], lbpcap.eth_frame(ip, CLIENT_MAC, LB_MAC)
 
-    def run_phase(name, flows, per_flow):
+    def exchange(name, flows, per_flow, vaddr=vip["address"], during=None, expect_back=True):
+        """Send per_flow rounds of packets of flows (while during() runs, if
+        given); return {flow: [backend of each packet, in sending order]}."""
         sent = {}
         frames = []
         for _ in range(per_flow):
             for fl in flows:
-                s, fr = frame(fl)
+                s, fr = frame(fl, vaddr)
                 sent[s] = (fl, fr[14:])
                 frames.append(fr)
-        wire.send(frames)
-        got = wire.receive(len(frames))
+        got = []
+        rx = threading.Thread(target=lambda: got.extend(
+            wire.receive(len(frames) if expect_back else 1 << 30,
+                         timeout=30 if expect_back else 1.5)))
+        rx.start()
+        tx = threading.Thread(target=wire.send, args=(frames,))
+        tx.start()
+        if during is not None:
+            during()
+        tx.join()
+        rx.join()
+        if not expect_back:
+            if got:
+                fail("%s: %d frames came back, expected none" % (name, len(got)))
+            print("%s: %d packets sent, none came back" % (name, len(frames)))
+            return {}
         seen = {}
-        placed = {}
         for fr in got:
             d = lbpcap.decode_output(fr)
             if d.kind != "encap" or d.errors:
@@ -173,71 +189,107 @@ def main():
             if d.inner != sent[s][1]:
                 fail("%s: packet %d inner bytes differ from what was sent" % (name, s))
             seen[s] = d.outer_dst
-            fl = sent[s][0]
-            if placed.setdefault(fl, d.outer_dst) != d.outer_dst:
-                fail("%s: flow %s seen at %s and %s" % (name, fl, placed[fl], d.outer_dst))
         missing = [s for s in sent if s not in seen]
         if missing:
             fail("%s: %d of %d packets never came back (first: %d)" %
                  (name, len(missing), len(sent), missing[0]))
+        path = {}
+        for s in sorted(seen):
+            path.setdefault(sent[s][0], []).append(seen[s])
         print("%s: %d packets of %d flows, each back exactly once" % (name, len(sent), len(flows)))
+        return path
+
+    def one_backend(name, path):
+        placed = {}
+        for fl, bs in path.items():
+            if len(set(bs)) != 1:
+                fail("%s: flow %s seen at %s" % (name, fl, sorted(set(bs))))
+            placed[fl] = bs[0]
         return placed
+
+    def wait_all_workers():
+        for _ in range(200):
+            st = rpc.call("stats")
+            if all(c.get("snapshot_gen") == st["generation"] for c in st["cores"]):
+                return st
+            time.sleep(0.01)
+        fail("workers did not reach generation %s" % st["generation"])
 
     n_old, n_new = 600, 600
     old = [("198.51.100.%d" % (1 + i % 250), 10000 + i) for i in range(n_old)]
     new = [("203.0.113.%d" % (1 + i % 250), 20000 + i) for i in range(n_new)]
 
-    before = run_phase("phase 1", old, 2)
+    before = one_backend("phase 1", exchange("phase 1", old, 2))
     by_backend = {}
     for fl, b in before.items():
         by_backend.setdefault(b, []).append(fl)
     print("phase 1 spread: " + ", ".join("%s=%d" % (b, len(f)) for b, f in sorted(by_backend.items())))
 
-    # The changes: one call at a time, and one batch (one transaction).
-    rpc.call("backend_set", vip=vref, address="10.1.0.2", state="draining")
-    rpc.call("backend_remove", vip=vref, address="10.1.0.3")
-    reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.4", "state": "down"}),
-                      ("backend_set", {"vip": vref, "address": "10.1.0.5", "weight": 0}),
-                      ("backend_add", {"vip": vref, "address": "10.1.0.7", "weight": 2})])
-    for r in reps:
-        if "error" in r:
-            fail("batch call failed: %s" % r["error"])
-    # A batch with one bad call changes nothing.
-    reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.1", "state": "down"}),
-                      ("backend_set", {"vip": vref, "address": "10.9.9.9", "weight": 1})])
-    codes = sorted(r["error"]["code"] for r in reps if "error" in r)
-    if codes != [-32010, -32001]:
-        fail("bad batch: expected errors -32010 and -32001, got %s" % reps)
-    # Wait until every worker runs the new snapshot.
-    gen = None
-    for _ in range(100):
-        st = rpc.call("stats")
-        gen = st["generation"]
-        if all(c.get("snapshot_gen") == gen for c in st["cores"]):
-            break
-        time.sleep(0.01)
-    else:
-        fail("workers did not reach generation %s" % gen)
+    def changes():
+        """The membership changes, made while phase 2's packets are in flight:
+        one call at a time, one batch (one transaction), a batch that must
+        change nothing, and churn on a backend that carries no old flow."""
+        time.sleep(0.05)
+        rpc.call("backend_set", vip=vref, address="10.1.0.2", state="draining")
+        rpc.call("backend_remove", vip=vref, address="10.1.0.3")
+        reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.4", "state": "down"}),
+                          ("backend_set", {"vip": vref, "address": "10.1.0.5", "weight": 0}),
+                          ("backend_add", {"vip": vref, "address": "10.1.0.7", "weight": 2})])
+        for r in reps:
+            if "error" in r:
+                fail("batch call failed: %s" % r["error"])
+        reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.1", "state": "down"}),
+                          ("backend_set", {"vip": vref, "address": "10.9.9.9", "weight": 1})])
+        codes = sorted(r["error"]["code"] for r in reps if "error" in r)
+        if codes != [-32010, -32001]:
+            fail("bad batch: expected errors -32010 and -32001, got %s" % reps)
+        for i in range(10):
+            rpc.call("backend_add", vip=vref, address="10.1.0.8", weight=1, state="down")
+            rpc.call("backend_remove", vip=vref, address="10.1.0.8")
+        wait_all_workers()
 
     new_ok = {"10.1.0.1", "10.1.0.6", "10.1.0.7"}  # active, weight > 0
     stays = {"10.1.0.1", "10.1.0.2", "10.1.0.5", "10.1.0.6"}  # flows keep these
-    after = run_phase("phase 2", old + new, 2)
+    # Backends that took new flows at some moment during the changes.
+    ever_new = {"10.1.0.1", "10.1.0.4", "10.1.0.5", "10.1.0.6", "10.1.0.7"}
+    during = exchange("phase 2 (changes in flight)", old, 4, during=changes)
     moved = kept = 0
+    for fl, bs in during.items():
+        b0 = before[fl]
+        if b0 in stays:
+            if set(bs) != {b0}:
+                fail("flow %s left %s (%s) although its backend stayed usable" % (fl, b0, bs))
+            kept += 1
+            continue
+        # It leaves b0 at the snapshot that took b0 away and never comes back;
+        # each later switch is again forced (its next backend went down too),
+        # and every backend it visits was taking new flows at the time.
+        switches = [i for i in range(1, len(bs)) if bs[i] != bs[i - 1]]
+        if b0 in bs[switches[0]:] if switches else False:
+            fail("flow %s returned to its removed/down backend: %s" % (fl, bs))
+        if not set(bs[1:]) <= {b0} | ever_new:
+            fail("flow %s on %s (removed/down) went %s" % (fl, b0, bs))
+        if len(switches) > 2:
+            fail("flow %s switched %d times: %s" % (fl, len(switches), bs))
+        moved += 1 if switches else 0
+    print("phase 2: %d flows on surviving backends never moved; %d flows left removed/down "
+          "backends and never came back" % (kept, moved))
+
+    after = one_backend("phase 3", exchange("phase 3", old + new, 2))
     for fl in old:
         b0, b1 = before[fl], after[fl]
-        if b0 in stays:
-            if b1 != b0:
-                fail("flow %s moved from %s to %s, but its backend is still usable" % (fl, b0, b1))
-            kept += 1
-        else:
-            if b1 == b0 or b1 not in new_ok:
-                fail("flow %s on %s (removed/down) went to %s" % (fl, b0, b1))
-            moved += 1
+        if b0 in stays and b1 != b0:
+            fail("flow %s moved from %s to %s, but its backend is still usable" % (fl, b0, b1))
+        # A flow that moved while 10.1.0.5 still took new flows stays pinned
+        # there after its weight went to 0: that is weight 0's contract.
+        if b0 not in stays and (b1 == b0 or b1 not in new_ok | {"10.1.0.5"}):
+            fail("flow %s on %s (removed/down) is at %s" % (fl, b0, b1))
+        last = during[fl][-1]
+        if b0 not in stays and last in stays | new_ok and last != b1:
+            fail("flow %s moved again: %s then %s" % (fl, last, b1))
     for fl in new:
         if after[fl] not in new_ok:
             fail("new flow %s went to %s, which takes no new flows" % (fl, after[fl]))
-    print("phase 2: %d established flows kept their backend, %d moved off removed/down backends"
-          % (kept, moved))
 
     # New flows follow the published table: table[h mod M], h = low 32 bits of SipHash.
     tab = rpc.call("maglev_table", vip=vref, raw=True)
@@ -248,17 +300,38 @@ def main():
         want = tab["table"][(h & 0xFFFFFFFF) % M]
         if want != after[fl]:
             fail("new flow %s at %s, the table says %s" % (fl, after[fl], want))
-    print("phase 2: all %d new flows at the backend of their Maglev slot" % len(new))
+    print("phase 3: all %d new flows at the backend of their Maglev slot" % len(new))
+
+    # A VIP added at run time serves at once; removed, its traffic is dropped and counted.
+    v2 = dict(address="192.0.2.11", port=80, protocol="tcp")
+    rpc.call("vip_add", backends=[{"address": "10.3.0.1"}, {"address": "10.3.0.2"}], **v2)
+    wait_all_workers()
+    p4 = one_backend("phase 4 (new VIP)", exchange("phase 4 (new VIP)", new[:200], 2,
+                                                   vaddr=v2["address"]))
+    if not set(p4.values()) <= {"10.3.0.1", "10.3.0.2"}:
+        fail("new VIP's flows reached %s" % sorted(set(p4.values())))
+    no_vip0 = rpc.call("stats")["totals"]["drops"]["no_vip"]
+    rpc.call("vip_remove", **v2)
+    wait_all_workers()
+    exchange("phase 5 (VIP removed)", new[:100], 1, vaddr=v2["address"], expect_back=False)
+    for _ in range(100):
+        no_vip = rpc.call("stats")["totals"]["drops"]["no_vip"]
+        if no_vip - no_vip0 >= 100:
+            break
+        time.sleep(0.02)
+    if no_vip - no_vip0 != 100:
+        fail("removed VIP: no_vip grew by %d, sent 100" % (no_vip - no_vip0))
+    print("phase 5: all 100 packets to the removed VIP counted as no_vip")
 
     t = rpc.call("stats")["totals"]
     total = t["forwarded"] + t["icmp_sent"] + t["exception"] + sum(t["drops"].values())
     if t["rx_packets"] != total:
         fail("counters do not conserve: rx %d != %d" % (t["rx_packets"], total))
-    want = 2 * n_old + 2 * (n_old + n_new)
+    want = 2 * n_old + 4 * n_old + 2 * (n_old + n_new) + 2 * 200
     if t["forwarded"] != want:
-        fail("forwarded %d, sent %d" % (t["forwarded"], want))
-    print("counters: rx %d = forwarded %d + drops %d" %
-          (t["rx_packets"], t["forwarded"], sum(t["drops"].values())))
+        fail("forwarded %d, sent %d to live VIPs" % (t["forwarded"], want))
+    print("counters: rx %d = forwarded %d + drops %d (no_vip %d)" %
+          (t["rx_packets"], t["forwarded"], sum(t["drops"].values()), t["drops"]["no_vip"]))
     print("PASS")
 
 
