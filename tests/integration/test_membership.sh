@@ -65,6 +65,22 @@ done
 
 ip netns exec "$NS_CL" timeout 120 $PY "$HERE/membership_check.py" cl0 "$WORK/ctl.sock" "$WORK/spw.json"
 
+# spillctl against the real daemon (its own test uses a protocol fake).
+CTL=$(dirname "$SPW")/spillctl
+if [ -x "$CTL" ]; then
+	"$CTL" --socket "$WORK/ctl.sock" vip list | grep -q "192.0.2.10:80/tcp"
+	"$CTL" --socket "$WORK/ctl.sock" backend drain 192.0.2.10:80/tcp 10.1.0.6
+	"$CTL" --socket "$WORK/ctl.sock" --json vip show 192.0.2.10:80/tcp |
+		$PY -c 'import json,sys; v=json.load(sys.stdin); b=[x for x in v["backends"] if x["address"]=="10.1.0.6"]; assert b and b[0]["state"]=="draining", v'
+	if "$CTL" --socket "$WORK/ctl.sock" backend remove 192.0.2.10:80/tcp 10.9.9.9 2>"$WORK/ctl.err"; then
+		echo "spillctl: removing a missing backend succeeded"; exit 1
+	fi
+	grep -q "code -32001" "$WORK/ctl.err"
+	"$CTL" --socket "$WORK/ctl.sock" --json stats | $PY -c 'import json,sys; s=json.load(sys.stdin); assert s["totals"]["rx_packets"] > 0'
+	grep -q '"10.1.0.6"' "$WORK/state.json"
+	echo "spillctl against spillwayd: OK"
+fi
+
 kill -TERM "$PID"
 wait "$PID"
 PID=
