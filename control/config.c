@@ -455,6 +455,103 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 	return get_enum(c, path, o, "state", state_names, &b->state);
 }
 
+/* Sort keys for the duplicate check: index, and the identity text. */
+struct dup_key {
+	const struct lb_cfg_backend *b;
+	uint32_t index;
+	char identity[LB_NAME_MAX + 48];
+};
+
+static int
+cmp_dup_addr(const void *x, const void *y)
+{
+	const struct dup_key *a = x, *b = y;
+	int d = memcmp(&a->b->addr, &b->b->addr, sizeof(a->b->addr));
+
+	if (d == 0)
+		d = (int)a->b->af - (int)b->b->af;
+	return d != 0 ? d : (a->index > b->index) - (a->index < b->index);
+}
+
+static int
+cmp_dup_identity(const void *x, const void *y)
+{
+	const struct dup_key *a = x, *b = y;
+	int d = strcmp(a->identity, b->identity);
+
+	return d != 0 ? d : (a->index > b->index) - (a->index < b->index);
+}
+
+/*
+ * Reject two backends of one VIP with the same address or the same identity,
+ * in O(N log N): for each backend, the first earlier one it duplicates; the
+ * error names the first backend (in document order) that duplicates any,
+ * address before identity, as a pairwise scan would.
+ */
+static int
+check_duplicates(struct ctx *c, const char *path, const struct lb_cfg_vip *v)
+{
+	uint32_t n = v->n_backends, best_i = UINT32_MAX, best_j = 0;
+	struct dup_key *k;
+	uint32_t *addr_dup, *id_dup;
+	int rc = 0;
+
+	if (n < 2)
+		return 0;
+	k = calloc(n, sizeof(*k));
+	addr_dup = calloc(n, sizeof(*addr_dup));
+	id_dup = calloc(n, sizeof(*id_dup));
+	if (k == NULL || addr_dup == NULL || id_dup == NULL) {
+		rc = fail(c, path, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		k[i].b = &v->backends[i];
+		k[i].index = i;
+		lb_cfg_backend_identity(k[i].b, k[i].identity, sizeof(k[i].identity));
+		addr_dup[i] = id_dup[i] = UINT32_MAX;
+	}
+	/* Sorted with ties by index, the first of each run is the earliest. */
+	qsort(k, n, sizeof(*k), cmp_dup_addr);
+	for (uint32_t i = 1, first = 0; i < n; i++) {
+		if (memcmp(&k[i].b->addr, &k[first].b->addr, 16) != 0 ||
+		    k[i].b->af != k[first].b->af)
+			first = i;
+		else
+			addr_dup[k[i].index] = k[first].index;
+	}
+	qsort(k, n, sizeof(*k), cmp_dup_identity);
+	for (uint32_t i = 1, first = 0; i < n; i++) {
+		if (strcmp(k[i].identity, k[first].identity) != 0)
+			first = i;
+		else
+			id_dup[k[i].index] = k[first].index;
+	}
+	for (uint32_t i = 0; i < n && best_i == UINT32_MAX; i++) {
+		if (addr_dup[i] != UINT32_MAX || id_dup[i] != UINT32_MAX) {
+			best_i = i;
+			best_j = addr_dup[i] < id_dup[i] ? addr_dup[i] : id_dup[i];
+		}
+	}
+	if (best_i != UINT32_MAX) {
+		char bp[256], ident[LB_NAME_MAX + 48];
+
+		snprintf(bp, sizeof(bp), "%s[%u]", path, best_i);
+		if (addr_dup[best_i] == best_j)
+			rc = fail(c, bp, "duplicate backend address (also at %s[%u])", path, best_j);
+		else
+			rc = fail(c, bp, "duplicate backend identity \"%s\" (also at %s[%u])",
+				  lb_cfg_backend_identity(&v->backends[best_i], ident, sizeof(ident)),
+				  path, best_j);
+	}
+out:
+	free(k);
+	free(addr_dup);
+	free(id_dup);
+	return rc;
+}
+
 static int
 parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
 	  struct lb_cfg_vip *v, uint32_t *next_backend_id)
@@ -519,29 +616,17 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 		}
 		for (i = 0; i < json_array_size(arr); i++) {
 			struct lb_cfg_backend *b = &v->backends[i];
-			char bp[256], id1[LB_NAME_MAX + 48], id2[LB_NAME_MAX + 48];
+			char bp[256];
 
 			snprintf(bp, sizeof(bp), "%s[%zu]", p, i);
 			if ((rc = parse_backend(c, bp, json_array_get(arr, i), cfg, b)) != 0)
 				return rc;
 			v->n_backends++;
-			for (uint32_t j = 0; j < i; j++) {
-				const struct lb_cfg_backend *o2 = &v->backends[j];
-
-				if (o2->af == b->af && memcmp(&o2->addr, &b->addr, 16) == 0)
-					return fail(c, bp,
-						    "duplicate backend address (also at %s[%u])",
-						    p, j);
-				if (strcmp(lb_cfg_backend_identity(o2, id1, sizeof(id1)),
-					   lb_cfg_backend_identity(b, id2, sizeof(id2))) == 0)
-					return fail(c, bp,
-						    "duplicate backend identity \"%s\" (also at "
-						    "%s[%u])",
-						    id2, p, j);
-			}
 			b->id = (uint16_t)(*next_backend_id)++;
 			b->gen = 1;
 		}
+		if ((rc = check_duplicates(c, p, v)) != 0)
+			return rc;
 	}
 	return 0;
 }

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
 #include "control.h"
@@ -34,6 +36,8 @@
 
 #define TICK_MS 10
 #define RETIRE_MAX 64
+#define PUB_SAMPLES 1024
+#define PUB_WAIT_MAX_NS 50000000ull /* give up waiting for a stuck worker after 50 ms */
 
 struct retired {
 	struct lb_snapshot *snap;
@@ -48,6 +52,13 @@ struct lb_control {
 	 * pinned to its previous owner are never taken for the new one's. */
 	uint16_t backend_gen[LB_MAX_BACKENDS];
 	uint64_t generation;
+	bool live; /* workers are running: publication waits for them to switch */
+	/* Publication latency (store of the pointer -> every worker on it), ns,
+	 * the last PUB_SAMPLES changes; and the last snapshot build time. */
+	uint64_t pub_ns[PUB_SAMPLES];
+	uint64_t pub_count;
+	uint64_t pub_timeouts;
+	uint64_t build_ns;
 	struct retired retire[RETIRE_MAX];
 	unsigned int n_retire;
 	int epfd, sigfd, timerfd;
@@ -86,28 +97,60 @@ find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *v)
 	return NULL;
 }
 
-static const struct lb_cfg_backend *
-find_backend(const struct lb_cfg_vip *v, const struct lb_cfg_backend *b)
+/* Order of backends by (family, address, name): the identity that matching uses. */
+static int
+cmp_backend(const struct lb_cfg_backend *a, const struct lb_cfg_backend *b)
 {
-	char a[LB_NAME_MAX + 48], o[LB_NAME_MAX + 48];
+	int d = memcmp(&a->addr, &b->addr, sizeof(a->addr));
 
-	lb_cfg_backend_identity(b, a, sizeof(a));
-	for (uint32_t i = 0; v != NULL && i < v->n_backends; i++)
-		if (strcmp(lb_cfg_backend_identity(&v->backends[i], o, sizeof(o)), a) == 0 &&
-		    v->backends[i].af == b->af &&
-		    memcmp(&v->backends[i].addr, &b->addr, sizeof(b->addr)) == 0)
-			return &v->backends[i];
-	return NULL;
+	if (d == 0)
+		d = (int)a->af - (int)b->af;
+	if (d == 0)
+		d = strcmp(a->name, b->name);
+	return d;
 }
 
 static int
-alloc_id(bool *used, unsigned int n)
+cmp_backend_ptr(const void *a, const void *b)
 {
-	for (unsigned int i = 0; i < n; i++)
+	return cmp_backend(*(const struct lb_cfg_backend *const *)a,
+			   *(const struct lb_cfg_backend *const *)b);
+}
+
+/* The backend of sorted (n entries, by cmp_backend) with b's identity, or NULL. */
+static const struct lb_cfg_backend *
+find_backend(const struct lb_cfg_backend *const *sorted, uint32_t n,
+	     const struct lb_cfg_backend *b)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int d = cmp_backend(sorted[mid], b);
+
+		if (d == 0)
+			return sorted[mid];
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The first free slot at or after *cursor (wrapping), marked used; -1 if none. */
+static int
+alloc_id(bool *used, unsigned int n, unsigned int *cursor)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int i = (*cursor + k) % n;
+
 		if (!used[i]) {
 			used[i] = true;
+			*cursor = i + 1;
 			return (int)i;
 		}
+	}
 	return -1;
 }
 
@@ -121,9 +164,14 @@ assign_ids(struct lb_control *c, struct lb_config *next)
 {
 	bool vip_used[LB_MAX_VIPS] = {false};
 	bool *be_used = calloc(LB_MAX_BACKENDS, sizeof(*be_used));
+	const struct lb_cfg_backend **sorted = calloc(LB_MAX_BACKENDS, sizeof(*sorted));
+	unsigned int vip_cursor = 0, be_cursor = 0;
 
-	if (be_used == NULL)
+	if (be_used == NULL || sorted == NULL) {
+		free(be_used);
+		free(sorted);
 		return -ENOMEM;
+	}
 	/* Pass 1: carry over ids of what stays. */
 	for (uint32_t i = 0; i < next->n_vips; i++) {
 		struct lb_cfg_vip *v = &next->vips[i];
@@ -134,9 +182,15 @@ assign_ids(struct lb_control *c, struct lb_config *next)
 			v->id = ov->id;
 			vip_used[v->id] = true;
 		}
+		uint32_t n_old = ov != NULL ? ov->n_backends : 0;
+
+		/* Sorted once per VIP, so matching N backends costs O(N log N). */
+		for (uint32_t j = 0; j < n_old; j++)
+			sorted[j] = &ov->backends[j];
+		qsort(sorted, n_old, sizeof(*sorted), cmp_backend_ptr);
 		for (uint32_t j = 0; j < v->n_backends; j++) {
 			struct lb_cfg_backend *b = &v->backends[j];
-			const struct lb_cfg_backend *ob = find_backend(ov, b);
+			const struct lb_cfg_backend *ob = find_backend(sorted, n_old, b);
 
 			b->id = UINT16_MAX;
 			if (ob != NULL) {
@@ -151,16 +205,17 @@ assign_ids(struct lb_control *c, struct lb_config *next)
 		struct lb_cfg_vip *v = &next->vips[i];
 
 		if (v->id == UINT16_MAX)
-			v->id = (uint16_t)alloc_id(vip_used, LB_MAX_VIPS);
+			v->id = (uint16_t)alloc_id(vip_used, LB_MAX_VIPS, &vip_cursor);
 		for (uint32_t j = 0; j < v->n_backends; j++) {
 			struct lb_cfg_backend *b = &v->backends[j];
 			int id;
 
 			if (b->id != UINT16_MAX)
 				continue;
-			id = alloc_id(be_used, LB_MAX_BACKENDS);
+			id = alloc_id(be_used, LB_MAX_BACKENDS, &be_cursor);
 			if (id < 0) {
 				free(be_used);
+				free(sorted);
 				return -ENOSPC;
 			}
 			b->id = (uint16_t)id;
@@ -172,6 +227,7 @@ assign_ids(struct lb_control *c, struct lb_config *next)
 		}
 	}
 	free(be_used);
+	free(sorted);
 	return 0;
 }
 
@@ -194,6 +250,67 @@ persist(const struct lb_control *c, const struct lb_config *cfg, char *err, size
 	return rc;
 }
 
+/*
+ * Wait until every worker runs the snapshot just published, so a reply means
+ * "in force everywhere". Workers poll without sleeping, so this takes one loop
+ * pass (microseconds); the wait is bounded in case a worker is descheduled.
+ */
+static void
+wait_switch(struct lb_control *c)
+{
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_rdtsc(), dt;
+	uint64_t limit = PUB_WAIT_MAX_NS * hz / 1000000000ull;
+
+	for (;;) {
+		unsigned int behind = 0;
+
+		for (unsigned int i = 0; i < c->p.n_cores; i++)
+			if (__atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE) <
+			    c->generation)
+				behind++;
+		dt = rte_rdtsc() - t0;
+		if (behind == 0)
+			break;
+		if (dt > limit) {
+			c->pub_timeouts++;
+			return;
+		}
+		rte_pause();
+	}
+	c->pub_ns[c->pub_count++ % PUB_SAMPLES] = dt * 1000000000ull / hz;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* {"samples", "last_us", "p50_us", "p99_us", "max_us", "timeouts", "build_us"} */
+static json_t *
+publish_json(const struct lb_control *c)
+{
+	uint64_t v[PUB_SAMPLES];
+	unsigned int n = c->pub_count < PUB_SAMPLES ? (unsigned int)c->pub_count : PUB_SAMPLES;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "samples", json_integer((json_int_t)c->pub_count));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)c->pub_timeouts));
+	json_object_set_new(o, "build_us", json_real((double)c->build_ns / 1000.0));
+	if (n == 0)
+		return o;
+	json_object_set_new(o, "last_us",
+			    json_real((double)c->pub_ns[(c->pub_count - 1) % PUB_SAMPLES] / 1000.0));
+	memcpy(v, c->pub_ns, n * sizeof(v[0]));
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	json_object_set_new(o, "p50_us", json_real((double)v[n / 2] / 1000.0));
+	json_object_set_new(o, "p99_us", json_real((double)v[(n * 99) / 100] / 1000.0));
+	json_object_set_new(o, "max_us", json_real((double)v[n - 1] / 1000.0));
+	return o;
+}
+
 /* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
 static int
 apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t errlen)
@@ -209,7 +326,10 @@ apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t 
 		lb_config_free(cfg);
 		return rc;
 	}
+	uint64_t t0 = rte_rdtsc();
+
 	s = lb_snapshot_build(cfg, c->generation + 1, err, errlen);
+	c->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
 	if (s == NULL) {
 		lb_config_free(cfg);
 		return -ENOMEM;
@@ -238,6 +358,8 @@ apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t 
 	}
 	lb_config_free(c->cfg);
 	c->cfg = cfg;
+	if (c->live)
+		wait_switch(c);
 	return 0;
 }
 
@@ -371,6 +493,7 @@ lb_control_stats(const struct lb_control *c)
 		return NULL;
 	cores = json_object_get(root, "cores");
 	json_object_set_new(root, "generation", json_integer((json_int_t)c->generation));
+	json_object_set_new(root, "publish", publish_json(c));
 	for (unsigned int i = 0; i < c->p.n_cores; i++) {
 		/* Acquire pairs with the worker's release store of its generation. */
 		uint64_t g = __atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE);
@@ -444,6 +567,7 @@ lb_control_run(struct lb_control *c)
 	sigset_t set;
 	int rc = 0;
 
+	c->live = true; /* main launched the workers before calling us */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
