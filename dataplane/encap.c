@@ -21,38 +21,8 @@
 #define PROTO_ICMPV6 58
 
 static void
-write_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t ethertype)
-{
-	uint16_t et = rte_cpu_to_be_16(ethertype);
-
-	memcpy(p, dst, 6);
-	memcpy(p + 6, src, 6);
-	memcpy(p + 12, &et, 2);
-}
-
-static void
-write_ip4(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, const union lb_ip *src,
-	  const union lb_ip *dst)
-{
-	struct rte_ipv4_hdr h;
-
-	h.version_ihl = 0x45;
-	h.type_of_service = tos;
-	h.total_length = rte_cpu_to_be_16(total_len);
-	h.packet_id = 0;
-	h.fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	h.time_to_live = LB_OUTER_TTL;
-	h.next_proto_id = proto;
-	h.hdr_checksum = 0;
-	memcpy(&h.src_addr, src->b, 4);
-	memcpy(&h.dst_addr, dst->b, 4);
-	h.hdr_checksum = rte_ipv4_cksum(&h);
-	memcpy(p, &h, sizeof(h));
-}
-
-static void
 write_ip6(uint8_t *p, uint8_t tc, uint32_t flow_label, uint16_t payload_len, uint8_t proto,
-	  const union lb_ip *src, const union lb_ip *dst)
+          const union lb_ip *src, const union lb_ip *dst)
 {
 	struct rte_ipv6_hdr h;
 
@@ -86,48 +56,42 @@ ip6_l4_cksum(const uint8_t *ip6, const uint8_t *l4, uint32_t l4_len, uint8_t pro
 
 uint16_t
 lb_encap_write(uint8_t *hdr, const struct lb_encap_conf *conf, const uint8_t src_mac[6],
-	       const struct lb_backend *be, uint8_t encap, uint8_t inner_af, uint16_t inner_len,
-	       uint8_t tos, uint64_t flow_hash)
+               const struct lb_backend *be, uint8_t encap, uint8_t inner_af, uint16_t inner_len,
+               uint8_t tos, uint64_t flow_hash)
 {
 	uint8_t inner_proto = inner_af == LB_AF_INET ? PROTO_IPIP : PROTO_IPV6;
 	uint16_t overhead = lb_encap_overhead(be->af, encap);
-	uint16_t l3_hlen = be->af == LB_AF_INET ? LB_IP4_HLEN : LB_IP6_HLEN;
 	uint8_t *ip = hdr + LB_ETH_HLEN;
 	uint8_t proto = encap == LB_ENCAP_GUE ? PROTO_UDP : inner_proto;
 
-	if (be->af == LB_AF_INET) {
-		write_eth(hdr, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV4);
-		write_ip4(ip, tos, (uint16_t)(overhead + inner_len), proto, &conf->src4,
-			  &be->addr);
-	} else {
-		write_eth(hdr, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV6);
-		write_ip6(ip, tos, (uint32_t)flow_hash, (uint16_t)(overhead - LB_IP6_HLEN + inner_len),
-			  proto, &conf->src6, &be->addr);
-	}
+	if (be->af == LB_AF_INET)
+		return lb_encap_write4(hdr, conf, src_mac, be, encap, inner_af, inner_len, tos,
+		                       flow_hash);
+	lb_encap_put_eth(hdr, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV6);
+	write_ip6(ip, tos, (uint32_t)flow_hash, (uint16_t)(overhead - LB_IP6_HLEN + inner_len),
+	          proto, &conf->src6, &be->addr);
 	if (encap == LB_ENCAP_GUE) {
-		uint8_t *udp = ip + l3_hlen;
+		uint8_t *udp = ip + LB_IP6_HLEN;
 		struct rte_udp_hdr u;
+		uint16_t ck;
 
 		u.src_port = rte_cpu_to_be_16(lb_encap_gue_sport(flow_hash));
 		u.dst_port = conf->gue_port;
 		u.dgram_len = rte_cpu_to_be_16((uint16_t)(LB_UDP_HLEN + inner_len));
 		u.dgram_cksum = 0;
 		memcpy(udp, &u, sizeof(u));
-		if (be->af == LB_AF_INET6) {
-			/* RFC 8200 8.1: UDP over IPv6 needs a checksum. 0 is sent as 0xFFFF. */
-			uint16_t ck = ip6_l4_cksum(ip, udp, LB_UDP_HLEN + inner_len, PROTO_UDP);
-
-			if (ck == 0)
-				ck = 0xFFFF;
-			memcpy(udp + 6, &ck, 2);
-		}
+		/* RFC 8200 8.1: UDP over IPv6 needs a checksum. 0 is sent as 0xFFFF. */
+		ck = ip6_l4_cksum(ip, udp, LB_UDP_HLEN + inner_len, PROTO_UDP);
+		if (ck == 0)
+			ck = 0xFFFF;
+		memcpy(udp + 6, &ck, 2);
 	}
 	return (uint16_t)(LB_ETH_HLEN + overhead);
 }
 
 uint16_t
 lb_icmp_too_big_write(uint8_t *hdr, const struct lb_encap_conf *conf, const uint8_t eth_dst[6],
-		      const uint8_t eth_src[6], uint8_t af, uint16_t qlen, uint32_t mtu)
+                      const uint8_t eth_src[6], uint8_t af, uint16_t qlen, uint32_t mtu)
 {
 	uint16_t hlen = lb_icmp_too_big_hlen(af);
 	uint8_t *ip = hdr + LB_ETH_HLEN;
@@ -141,9 +105,9 @@ lb_icmp_too_big_write(uint8_t *hdr, const struct lb_encap_conf *conf, const uint
 			return 0;
 		/* The quoted packet starts right after our headers; its source is the client. */
 		memcpy(client.b, hdr + hlen + 12, 4);
-		write_eth(hdr, eth_dst, eth_src, RTE_ETHER_TYPE_IPV4);
-		write_ip4(ip, 0, (uint16_t)(LB_IP4_HLEN + LB_ICMP_HLEN + qlen), PROTO_ICMP,
-			  &conf->src4, &client);
+		lb_encap_put_eth(hdr, eth_dst, eth_src, RTE_ETHER_TYPE_IPV4);
+		lb_encap_put_ip4(ip, 0, (uint16_t)(LB_IP4_HLEN + LB_ICMP_HLEN + qlen), PROTO_ICMP,
+		                 &conf->src4, &client);
 		icmp[0] = 3; /* destination unreachable */
 		icmp[1] = 4; /* fragmentation needed and DF set (RFC 1191) */
 		icmp[2] = icmp[3] = 0;
@@ -159,9 +123,9 @@ lb_icmp_too_big_write(uint8_t *hdr, const struct lb_encap_conf *conf, const uint
 		if (!conf->has_src6)
 			return 0;
 		memcpy(client.b, hdr + hlen + 8, 16);
-		write_eth(hdr, eth_dst, eth_src, RTE_ETHER_TYPE_IPV6);
+		lb_encap_put_eth(hdr, eth_dst, eth_src, RTE_ETHER_TYPE_IPV6);
 		write_ip6(ip, 0, 0, (uint16_t)(LB_ICMP_HLEN + qlen), PROTO_ICMPV6, &conf->src6,
-			  &client);
+		          &client);
 		icmp[0] = ICMP6_PACKET_TOO_BIG;
 		icmp[1] = 0;
 		icmp[2] = icmp[3] = 0;

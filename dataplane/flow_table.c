@@ -3,13 +3,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "flow_table.h"
+
+#define HUGE_2M ((size_t)2 << 20) /* x86-64 transparent huge page size */
 
 struct lb_flow_table *
 lb_flow_table_create(uint32_t capacity)
 {
 	struct lb_flow_table *ft;
+	size_t size, align;
 	uint32_t n = 1;
 
 	if (capacity == 0 || capacity > (1u << 30)) {
@@ -21,13 +25,23 @@ lb_flow_table_create(uint32_t capacity)
 	ft = calloc(1, sizeof(*ft));
 	if (ft == NULL)
 		return NULL;
-	ft->buckets = aligned_alloc(64, (size_t)n * sizeof(struct lb_flow_bucket));
+	size = (size_t)n * sizeof(struct lb_flow_bucket);
+	/*
+	 * A big table is a random walk over many pages: with 4 KiB pages nearly
+	 * every lookup of a large table also misses the TLB. Align it to 2 MiB and
+	 * ask for transparent huge pages (a hint; without THP it stays 4 KiB), then
+	 * touch it all now, so no page fault happens on the data path.
+	 */
+	align = size >= HUGE_2M ? HUGE_2M : 64;
+	ft->buckets = aligned_alloc(align, (size + align - 1) / align * align);
 	if (ft->buckets == NULL) {
 		free(ft);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(ft->buckets, 0, (size_t)n * sizeof(struct lb_flow_bucket));
+	if (align == HUGE_2M)
+		(void)madvise(ft->buckets, size, MADV_HUGEPAGE);
+	memset(ft->buckets, 0, size);
 	ft->n_buckets = n;
 	ft->mask = n - 1;
 	return ft;

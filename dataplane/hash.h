@@ -105,4 +105,89 @@ lb_hash_flow(const struct lb_hash_key *key, const struct lb_flow_key *fk)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define LB_HASH_HAVE_X4 1
+
+/* 64-bit lane rotations for the four-lane SipRound: by 16 and 32 as byte shuffles. */
+#define LB_ROTL4(x, b) _mm256_or_si256(_mm256_slli_epi64(x, b), _mm256_srli_epi64(x, 64 - (b)))
+#define LB_ROTL4_32(x) _mm256_shuffle_epi32(x, 0xB1)
+#define LB_ROTL4_16(x)                                                                             \
+	_mm256_shuffle_epi8(x, _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12,  \
+	                                        13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11,  \
+	                                        12, 13))
+
+#define LB_SIPROUND4(v0, v1, v2, v3)                                                               \
+	do {                                                                                       \
+		v0 = _mm256_add_epi64(v0, v1);                                                     \
+		v1 = LB_ROTL4(v1, 13);                                                             \
+		v1 = _mm256_xor_si256(v1, v0);                                                     \
+		v0 = LB_ROTL4_32(v0);                                                              \
+		v2 = _mm256_add_epi64(v2, v3);                                                     \
+		v3 = LB_ROTL4_16(v3);                                                              \
+		v3 = _mm256_xor_si256(v3, v2);                                                     \
+		v0 = _mm256_add_epi64(v0, v3);                                                     \
+		v3 = LB_ROTL4(v3, 21);                                                             \
+		v3 = _mm256_xor_si256(v3, v0);                                                     \
+		v2 = _mm256_add_epi64(v2, v1);                                                     \
+		v1 = LB_ROTL4(v1, 17);                                                             \
+		v1 = _mm256_xor_si256(v1, v2);                                                     \
+		v2 = LB_ROTL4_32(v2);                                                              \
+	} while (0)
+
+/**
+ * lb_hash_flow() of four keys at once, one per 64-bit lane of AVX2 registers:
+ * the same SipHash-1-3, bit for bit, in about a third of the instructions. The
+ * caller must check that the CPU has AVX2 (and that DPDK's SIMD width allows
+ * 256 bits); out[i] is the hash of fk[i].
+ */
+__attribute__((target("avx2"))) static inline void
+lb_hash_flow_x4(const struct lb_hash_key *key, const struct lb_flow_key *const fk[4],
+                uint64_t out[4])
+{
+	__m256i v0 = _mm256_set1_epi64x((long long)(key->k0 ^ 0x736f6d6570736575ULL));
+	__m256i v1 = _mm256_set1_epi64x((long long)(key->k1 ^ 0x646f72616e646f6dULL));
+	__m256i v2 = _mm256_set1_epi64x((long long)(key->k0 ^ 0x6c7967656e657261ULL));
+	__m256i v3 = _mm256_set1_epi64x((long long)(key->k1 ^ 0x7465646279746573ULL));
+	__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)fk[0]);
+	__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)fk[1]);
+	__m256i c = _mm256_loadu_si256((const __m256i *)(const void *)fk[2]);
+	__m256i d = _mm256_loadu_si256((const __m256i *)(const void *)fk[3]);
+	__m256i t0 = _mm256_unpacklo_epi64(a, b); /* a0 b0 a2 b2 */
+	__m256i t1 = _mm256_unpackhi_epi64(a, b); /* a1 b1 a3 b3 */
+	__m256i t2 = _mm256_unpacklo_epi64(c, d);
+	__m256i t3 = _mm256_unpackhi_epi64(c, d);
+	__m256i m[5];
+	uint64_t w4[4];
+
+	/* Word 4 by scalar loads: a vector load of four just-stored words would
+	 * wait for them to reach the cache (no store-to-load forwarding). */
+	for (int i = 0; i < 4; i++)
+		memcpy(&w4[i], (const uint8_t *)fk[i] + 32, 8);
+	m[0] = _mm256_permute2x128_si256(t0, t2, 0x20); /* word 0 of keys 0-3 */
+	m[1] = _mm256_permute2x128_si256(t1, t3, 0x20);
+	m[2] = _mm256_permute2x128_si256(t0, t2, 0x31);
+	m[3] = _mm256_permute2x128_si256(t1, t3, 0x31);
+	m[4] = _mm256_set_epi64x((long long)w4[3], (long long)w4[2], (long long)w4[1],
+	                         (long long)w4[0]);
+	for (int i = 0; i < 5; i++) {
+		v3 = _mm256_xor_si256(v3, m[i]);
+		LB_SIPROUND4(v0, v1, v2, v3);
+		v0 = _mm256_xor_si256(v0, m[i]);
+	}
+	/* Final block: length 40 in the top byte, no tail bytes. */
+	a = _mm256_set1_epi64x((long long)((uint64_t)40 << 56));
+	v3 = _mm256_xor_si256(v3, a);
+	LB_SIPROUND4(v0, v1, v2, v3);
+	v0 = _mm256_xor_si256(v0, a);
+	v2 = _mm256_xor_si256(v2, _mm256_set1_epi64x(0xff));
+	LB_SIPROUND4(v0, v1, v2, v3);
+	LB_SIPROUND4(v0, v1, v2, v3);
+	LB_SIPROUND4(v0, v1, v2, v3);
+	v0 = _mm256_xor_si256(_mm256_xor_si256(v0, v1), _mm256_xor_si256(v2, v3));
+	_mm256_storeu_si256((__m256i *)(void *)out, v0);
+}
+#endif /* x86-64 */
+
 #endif /* LB_HASH_H */

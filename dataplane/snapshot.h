@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "override.h"
 
 /* Limits shared by the config model and the per-core counter arrays. */
 #define LB_MAX_VIPS 1024
@@ -109,6 +110,7 @@ struct lb_snapshot {
 	const struct lb_vip_slot *frag_index;
 	uint32_t n_backends; /* size of the backends array (ids) */
 	const struct lb_backend *backends;
+	struct lb_override_table overrides; /* hot keys' replicas (empty: n == 0) */
 };
 
 /* Lemire, Kaser, Kurz: "Faster remainder by direct computation" (2019). */

@@ -1,17 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Benchmark for lb_pipeline_burst: ns per packet for the paths a worker takes
- * on one VIP with 100 backends (Maglev M = 65537), 64-byte TCP frames in
- * bursts of 32: a flow-table hit with few and with a million flows resident,
- * and a new flow (Maglev pick + insert) with a million resident. Each figure
- * is the median of several rounds and comes with a baseline: the same loop
- * with the pipeline replaced by a read of each packet's first cache line, so
- * the ratio shows what the pipeline itself costs.
+ * Benchmark for lb_pipeline_burst: ns and TSC cycles per packet for the paths a
+ * worker takes on one VIP with 100 backends (Maglev M = 65537), 64-byte TCP
+ * frames in bursts of 32: a flow-table hit with 1k and with 1M flows resident
+ * (flows drawn uniformly, and Zipf-distributed for 1M), and a new flow (Maglev
+ * pick + insert) with 1M resident. Each figure is the median of several rounds
+ * and comes with a baseline measured in the same run: the same loop with the
+ * pipeline replaced by a read of each packet's first cache line, so the ratio
+ * shows what the pipeline itself costs.
  *
- * The same 32 mbufs are reused: before each burst they are reset and the
- * frame rewritten (forward() prepends the outer headers), outside the timed
- * region. Only the lb_pipeline_burst call (or the baseline's read) is timed,
- * with rdtsc around each burst.
+ * No repeat-one-packet trap: before every burst the next 32 of 2048 mbufs
+ * (cycled like an RX ring, so their headroom is not in L1) are reset and
+ * their frames rewritten for the flows drawn next (forward() strips L2 and
+ * prepends the outer headers, so a replayed mbuf would measure nothing), outside
+ * the timed region, followed by a full fence so that no store of that rewrite
+ * is still in flight when the timed part reads the frame. Only the
+ * lb_pipeline_burst call (or the baseline's read) is timed, with rdtsc around
+ * each burst. The frames are therefore in L1 when the
+ * pipeline starts, as after a PMD's RX with DDIO they would be in L3 at best.
+ *
+ * The "stage" lines time each step of the pipeline alone over the same fresh
+ * bursts of the 1k-flow case (public inline helpers, one burst of 32 per
+ * rdtsc pair), to give a per-stage cycle budget; stages overlap in the real
+ * pipeline, so they need not add up to the whole.
+ *
+ * Usage: bench_pipeline [NAME-SUBSTRING]  runs the cases whose name contains it.
+ * SPILLWAY_BENCH_QUICK=1 shrinks every case (for valgrind --tool=callgrind).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +41,9 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "encap.h"
 #include "flow_table.h"
+#include "parse.h"
 #include "pipeline.h"
 #include "snapshot_build.h"
 
@@ -37,6 +53,7 @@
 #define FT_CAPACITY (1u << 22) /* entries: 1M flows fill a quarter, so hits stay hits */
 #define HIT_PACKETS (1u << 20) /* packets per round of the hit cases */
 #define NEW_PACKETS (1u << 17) /* fresh flows per round of the new-flow case */
+#define N_MBUFS 2048           /* in flight: an RX ring's worth, so mbufs are not all in L1 */
 #define BIG_FLOWS 1000000u
 #define SMALL_FLOWS 1000u
 #define FRESH_BASE 0x800000u /* flow numbers from here on are never pre-inserted */
@@ -44,6 +61,13 @@
 static const uint8_t g_port_mac[6] = {0x02, 0x1b, 0, 0, 0, 0x01};
 static uint8_t g_frame[FRAME_LEN];
 static volatile uint64_t g_sink; /* keeps the baseline's reads alive */
+
+/* Sizes, shrunk by SPILLWAY_BENCH_QUICK. */
+static uint32_t g_rounds = ROUNDS;
+static uint32_t g_hit_packets = HIT_PACKETS;
+static uint32_t g_new_packets = NEW_PACKETS;
+static uint32_t g_big_flows = BIG_FLOWS;
+static const char *g_filter;
 
 /* A 64-byte TCP ACK from client 10.x.y.z:port to the VIP 192.0.2.10:80. */
 static void
@@ -117,30 +141,99 @@ snapshot_make(void)
 struct bench {
 	struct lb_worker *w;
 	const struct lb_snapshot *s;
-	struct rte_mbuf *m[LB_BURST];
+	struct rte_mbuf *pool[N_MBUFS]; /* cycled through a burst at a time, like an RX ring */
+	struct rte_mbuf **m;            /* the current burst's */
+	uint32_t next;                  /* first mbuf of the next burst */
 	double ns_per_cycle;
 };
 
+/* Move on to the next LB_BURST mbufs of the pool. */
+static void
+burst_next(struct bench *b)
+{
+	b->m = &b->pool[b->next];
+	b->next = (b->next + LB_BURST) % N_MBUFS;
+}
+
+/* xorshift64*: fixed seed, so every run draws the same flows. */
+static uint64_t
+rnd(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545F4914F6CDD1DULL;
+}
+
+/* n draws of flows in [0, n_flows): uniform, or Zipf (s = 1: flow i drawn with weight 1/(i+1)) by
+ * inverse CDF. */
+static uint32_t *
+draws_make(uint32_t n, uint32_t n_flows, int zipf)
+{
+	uint32_t *d = malloc((size_t)n * sizeof(*d));
+	double *cdf = NULL;
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+
+	if (d == NULL)
+		return NULL;
+	if (zipf) {
+		double sum = 0;
+
+		cdf = malloc((size_t)n_flows * sizeof(*cdf));
+		if (cdf == NULL) {
+			free(d);
+			return NULL;
+		}
+		for (uint32_t i = 0; i < n_flows; i++)
+			cdf[i] = (sum += 1.0 / (double)(i + 1));
+		for (uint32_t i = 0; i < n_flows; i++)
+			cdf[i] /= sum;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t r = rnd(&x);
+
+		if (!zipf) {
+			d[i] = (uint32_t)((r >> 32) * n_flows >> 32);
+		} else {
+			double u = (double)(r >> 11) / 9007199254740992.0;
+			uint32_t lo = 0, hi = n_flows - 1;
+
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+
+				if (cdf[mid] < u)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			/* Spread the popular ranks over the flow numbers. */
+			d[i] = (uint32_t)(((uint64_t)lo * 2654435761u) % n_flows);
+		}
+	}
+	free(cdf);
+	return d;
+}
+
 /*
- * One round: n_pkts packets of flows first, first + 1, ... (wrapping after
- * n_flows) in bursts of LB_BURST. Returns ns/packet for the timed part, or a
- * negative value if a packet was not forwarded.
+ * One round of n_pkts packets in bursts of LB_BURST: flow draw[k] for packet k
+ * if draw is given, else flows first, first + 1, ... Returns TSC cycles/packet
+ * for the timed part, or a negative value if a packet was not forwarded.
  */
 static double
-round_run(struct bench *b, uint32_t first, uint32_t n_flows, uint32_t n_pkts, int baseline)
+round_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts, int baseline)
 {
 	uint64_t cycles = 0;
-	uint32_t f = 0;
 
 	for (uint32_t done = 0; done < n_pkts; done += LB_BURST) {
 		struct lb_burst_out out;
 		uint64_t t0, t1;
 
-		for (int i = 0; i < LB_BURST; i++) {
-			mbuf_set(b->m[i], first + f);
-			if (++f == n_flows)
-				f = 0;
-		}
+		burst_next(b);
+		for (uint32_t i = 0; i < LB_BURST; i++)
+			mbuf_set(b->m[i], draw != NULL ? draw[done + i] : first + done + i);
+		/* Drain the store buffer: received frames come from memory, and loads
+		 * of bytes still in flight from mbuf_set() would stall on it. */
+		rte_mb();
 		if (baseline) {
 			uint64_t acc = 0;
 
@@ -166,7 +259,7 @@ round_run(struct bench *b, uint32_t first, uint32_t n_flows, uint32_t n_pkts, in
 		}
 		cycles += t1 - t0;
 	}
-	return (double)cycles * b->ns_per_cycle / (double)n_pkts;
+	return (double)cycles / (double)n_pkts;
 }
 
 static int
@@ -177,45 +270,58 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static double
+median(double *r, uint32_t n)
+{
+	qsort(r, n, sizeof(r[0]), cmp_double);
+	return r[n / 2];
+}
+
 /*
- * Median over ROUNDS rounds; fresh moves first on by n_pkts every round so
- * that each round sees flows never seen before.
+ * Median over g_rounds rounds; with fresh, round i uses flows first + i * n_pkts
+ * onwards, so that each round sees flows never seen before.
  */
 static double
-median_run(struct bench *b, uint32_t first, uint32_t n_flows, uint32_t n_pkts, int fresh,
+median_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts, int fresh,
            int baseline)
 {
 	double r[ROUNDS];
 
-	for (int i = 0; i < ROUNDS; i++) {
-		r[i] = round_run(b, first + (fresh ? (uint32_t)i * n_pkts : 0), n_flows, n_pkts,
-		                 baseline);
+	for (uint32_t i = 0; i < g_rounds; i++) {
+		r[i] = round_run(b, first + (fresh ? i * n_pkts : 0), draw, n_pkts, baseline);
 		if (r[i] < 0)
 			return -1.0;
 	}
-	qsort(r, ROUNDS, sizeof(r[0]), cmp_double);
-	return r[ROUNDS / 2];
+	return median(r, g_rounds);
+}
+
+static int
+selected(const char *name)
+{
+	return g_filter == NULL || strstr(name, g_filter) != NULL;
 }
 
 /* Run a case and its baseline, print one line; -1 if the pipeline failed. */
 static int
-report(struct bench *b, const char *name, uint32_t resident, uint32_t first, uint32_t n_flows,
+report(struct bench *b, const char *name, uint32_t resident, uint32_t first, const uint32_t *draw,
        uint32_t n_pkts, int fresh)
 {
 	const struct lb_core_counters *c = b->w->cnt;
 	uint64_t hits = c->flow_hits, misses = c->flow_misses;
 	double pipe, base;
 
-	pipe = median_run(b, first, n_flows, n_pkts, fresh, 0);
+	if (!selected(name))
+		return 0;
+	pipe = median_run(b, first, draw, n_pkts, fresh, 0);
 	if (pipe < 0)
 		return -1;
 	hits = c->flow_hits - hits;
 	misses = c->flow_misses - misses;
-	base = median_run(b, first, n_flows, n_pkts, fresh, 1);
-	printf("pipeline %s flows=%u: %.1f ns/pkt (baseline %.1f ns/pkt; %.1fx; hits %.1f%%, "
-	       "median of %d rounds of %u packets)\n",
-	       name, resident, pipe, base, pipe / base,
-	       100.0 * (double)hits / (double)(hits + misses), ROUNDS, n_pkts);
+	base = median_run(b, first, draw, n_pkts, fresh, 1);
+	printf("pipeline %s flows=%u: %.1f ns/pkt %.1f cycles/pkt (baseline %.1f ns/pkt %.1f "
+	       "cycles/pkt; hits %.1f%%; median of %u rounds of %u packets)\n",
+	       name, resident, pipe * b->ns_per_cycle, pipe, base * b->ns_per_cycle, base,
+	       100.0 * (double)hits / (double)(hits + misses), g_rounds, n_pkts);
 	fflush(stdout);
 	return 0;
 }
@@ -224,7 +330,172 @@ report(struct bench *b, const char *name, uint32_t resident, uint32_t first, uin
 static int
 preload(struct bench *b, uint32_t n)
 {
-	return round_run(b, 0, n, (n + LB_BURST - 1) / LB_BURST * LB_BURST, 0) < 0 ? -1 : 0;
+	return round_run(b, 0, NULL, (n + LB_BURST - 1) / LB_BURST * LB_BURST, 0) < 0 ? -1 : 0;
+}
+
+/*
+ * Per-stage cycles: each step of the hit path alone, over bursts of fresh
+ * frames of the flows in draw, one rdtsc pair per stage per burst. Stage
+ * inputs come from the previous stage run on the same burst.
+ */
+enum { ST_PARSE, ST_VIP, ST_HASH, ST_HASH4, ST_FLOW, ST_MAGLEV, ST_ENCAP, ST_COUNT, ST__N };
+
+static const char *const g_stage_name[ST__N] = {
+        "parse",       "vip_lookup",  "hash",        "hash_x4",
+        "flow_lookup", "maglev_pick", "encap_write", "counters",
+};
+
+static void
+stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t *draw,
+           uint32_t n_pkts)
+{
+	const struct lb_snapshot *s = b->s;
+	struct lb_worker *w = b->w;
+	double r[ST__N][ROUNDS];
+
+	if (!selected(name))
+		return;
+	for (uint32_t round = 0; round < g_rounds; round++) {
+		uint64_t cyc[ST__N] = {0};
+
+		for (uint32_t done = 0; done < n_pkts; done += LB_BURST) {
+			struct lb_pkt_info info[LB_BURST];
+			const struct lb_vip *vip[LB_BURST];
+			uint64_t h[LB_BURST], acc = 0;
+			struct lb_flow_entry *e[LB_BURST];
+			uint8_t hdr[LB_BURST][64];
+			uint64_t t0, t1;
+
+			burst_next(b);
+			for (uint32_t i = 0; i < LB_BURST; i++)
+				mbuf_set(b->m[i], draw[done + i]);
+			rte_mb();
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++)
+				acc += (uint64_t)lb_parse_frame(
+				        rte_pktmbuf_mtod(b->m[i], const uint8_t *),
+				        rte_pktmbuf_data_len(b->m[i]), rte_pktmbuf_pkt_len(b->m[i]),
+				        &info[i]);
+			t1 = rte_rdtsc();
+			cyc[ST_PARSE] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++)
+				vip[i] = lb_vip_lookup(s, info[i].key.af, &info[i].key.dst,
+				                       info[i].key.proto, info[i].key.dport);
+			t1 = rte_rdtsc();
+			cyc[ST_VIP] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++)
+				h[i] = lb_hash_flow(&s->hkey, &info[i].key);
+			t1 = rte_rdtsc();
+			cyc[ST_HASH] += t1 - t0;
+			t0 = rte_rdtsc();
+#ifdef LB_HASH_HAVE_X4
+			/* What the pipeline runs where the CPU has AVX2 (else: same as hash). */
+			if (__builtin_cpu_supports("avx2")) {
+				for (int i = 0; i < LB_BURST; i += 4) {
+					const struct lb_flow_key *k[4] = {
+					        &info[i].key, &info[i + 1].key, &info[i + 2].key,
+					        &info[i + 3].key};
+
+					lb_hash_flow_x4(&s->hkey, k, &h[i]);
+				}
+			} else
+#endif
+			{
+				for (int i = 0; i < LB_BURST; i++)
+					h[i] = lb_hash_flow(&s->hkey, &info[i].key);
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_HASH4] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++)
+				e[i] = lb_flow_lookup(w->ft, lb_flow_sig(h[i]), w->now);
+			t1 = rte_rdtsc();
+			cyc[ST_FLOW] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++)
+				acc += lb_maglev_pick(s, vip[i], h[i]);
+			t1 = rte_rdtsc();
+			cyc[ST_MAGLEV] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++) {
+				uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
+
+				lb_encap_write(hdr[i], &s->encap, w->src_mac, &s->backends[bid],
+				               vip[i]->encap, info[i].key.af, info[i].l3_len,
+				               info[i].tos, h[i]);
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_ENCAP] += t1 - t0;
+			t0 = rte_rdtsc();
+			for (int i = 0; i < LB_BURST; i++) {
+				uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
+
+				w->cnt->rx_packets++;
+				w->cnt->rx_bytes += FRAME_LEN;
+				w->cnt->flow_hits++;
+				w->cnt->vip[vip[i]->id].packets++;
+				w->cnt->vip[vip[i]->id].bytes += info[i].l3_len;
+				w->cnt->backend[bid].packets++;
+				w->cnt->backend[bid].bytes += info[i].l3_len;
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_COUNT] += t1 - t0;
+			g_sink += acc + hdr[LB_BURST - 1][20];
+		}
+		for (int st = 0; st < ST__N; st++)
+			r[st][round] = (double)cyc[st] / (double)n_pkts;
+	}
+	for (int st = 0; st < ST__N; st++) {
+		double c = median(r[st], g_rounds);
+
+		printf("pipeline %s flows=%u: %s %.1f ns/pkt %.1f cycles/pkt (alone, incl. "
+		       "rdtsc pair / 32)\n",
+		       name, resident, g_stage_name[st], c * b->ns_per_cycle, c);
+	}
+	fflush(stdout);
+}
+
+/*
+ * The pipeline hashes four keys at a time with AVX2 where it can: check that
+ * this gives lb_hash_flow()'s value for random keys of both families (0 if so).
+ */
+static int
+hash_x4_check(const struct lb_snapshot *s)
+{
+#ifdef LB_HASH_HAVE_X4
+	uint64_t x = 12345;
+
+	if (!__builtin_cpu_supports("avx2"))
+		return 0;
+	for (int round = 0; round < 100000; round++) {
+		struct lb_flow_key k[4];
+		const struct lb_flow_key *kp[4] = {&k[0], &k[1], &k[2], &k[3]};
+		uint64_t h[4];
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t r[5];
+
+			for (int j = 0; j < 5; j++)
+				r[j] = rnd(&x);
+			memcpy(&k[i], r, sizeof(k[i]));
+			if (r[0] & 1) {
+				memset(&k[i].src.b[4], 0, 12);
+				memset(&k[i].dst.b[4], 0, 12);
+			}
+		}
+		lb_hash_flow_x4(&s->hkey, kp, h);
+		for (int i = 0; i < 4; i++)
+			if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
+				fprintf(stderr, "bench_pipeline: lb_hash_flow_x4 differs\n");
+				return -1;
+			}
+	}
+#else
+	(void)s;
+#endif
+	return 0;
 }
 
 static struct lb_worker *
@@ -253,38 +524,85 @@ worker_make(void)
 static void
 worker_free(struct lb_worker *w)
 {
+	if (w == NULL)
+		return;
 	lb_flow_table_free(w->ft);
 	free(w->cnt);
 	free(w);
 }
 
+static int
+run_cases(struct bench *b)
+{
+	uint32_t *small = draws_make(g_hit_packets, SMALL_FLOWS, 0);
+	uint32_t *uni = draws_make(g_hit_packets, g_big_flows, 0);
+	uint32_t *zipf = draws_make(g_hit_packets, g_big_flows, 1);
+	int rc = -1;
+
+	if (small == NULL || uni == NULL || zipf == NULL)
+		goto out;
+
+	/* Few flows: the flow table stays in L1/L2. */
+	b->w = worker_make();
+	if (b->w == NULL || preload(b, SMALL_FLOWS) != 0 ||
+	    report(b, "flow_hit_uniform", SMALL_FLOWS, 0, small, g_hit_packets, 0) != 0)
+		goto out;
+	stages_run(b, "stage", SMALL_FLOWS, small, g_hit_packets);
+	worker_free(b->w);
+
+	/* A million flows: the table (64 MiB) is far bigger than the caches. */
+	b->w = worker_make();
+	if (b->w == NULL || preload(b, g_big_flows) != 0 ||
+	    report(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
+	    report(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
+	    report(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0)
+		goto out;
+	rc = 0;
+out:
+	worker_free(b->w);
+	b->w = NULL;
+	free(small);
+	free(uni);
+	free(zipf);
+	return rc;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	char prefix[64];
 	char *eal_argv[] = {"bench_pipeline", "--no-huge", "-m", "256", "--no-pci",
 	                    "--file-prefix",  prefix,      "-l", "0",   "--log-level",
 	                    "error",          NULL};
 	int eal_argc = (int)(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1;
+	const char *quick = getenv("SPILLWAY_BENCH_QUICK");
 	struct rte_mempool *pool;
 	struct lb_snapshot *s;
 	struct bench b = {0};
 	int have_mbufs = 0;
 	int rc = 1;
 
+	if (argc > 1)
+		g_filter = argv[1];
+	if (quick != NULL && quick[0] == '1') {
+		g_rounds = 3;
+		g_hit_packets = 1u << 15;
+		g_new_packets = 1u << 13;
+		g_big_flows = 1u << 16;
+	}
 	snprintf(prefix, sizeof(prefix), "bench-pipeline-%d", (int)getpid());
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "bench_pipeline: rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	pool = rte_pktmbuf_pool_create("bench", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	pool = rte_pktmbuf_pool_create("bench", N_MBUFS + 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 	                               SOCKET_ID_ANY);
 	s = snapshot_make();
 	if (pool == NULL || s == NULL) {
 		fprintf(stderr, "bench_pipeline: set-up failed\n");
 		goto out;
 	}
-	if (rte_pktmbuf_alloc_bulk(pool, b.m, LB_BURST) != 0)
+	if (rte_pktmbuf_alloc_bulk(pool, b.pool, N_MBUFS) != 0)
 		goto out;
 	have_mbufs = 1;
 	frame_init();
@@ -294,29 +612,13 @@ main(void)
 	       "flow table %u entries, TSC %.3f GHz\n",
 	       N_BACKENDS, s->table_size, FRAME_LEN, LB_BURST, FT_CAPACITY,
 	       (double)rte_get_tsc_hz() / 1e9);
-
-	/* Few flows: the flow table stays in L1/L2. */
-	b.w = worker_make();
-	if (b.w == NULL || preload(&b, SMALL_FLOWS) != 0 ||
-	    report(&b, "flow_hit", SMALL_FLOWS, 0, SMALL_FLOWS, HIT_PACKETS, 0) != 0)
-		goto out_w;
-	worker_free(b.w);
-
-	/* A million flows: every lookup misses the caches. */
-	b.w = worker_make();
-	if (b.w == NULL || preload(&b, BIG_FLOWS) != 0 ||
-	    report(&b, "flow_hit", BIG_FLOWS, 0, BIG_FLOWS, HIT_PACKETS, 0) != 0 ||
-	    report(&b, "new_flow", BIG_FLOWS, FRESH_BASE, NEW_PACKETS, NEW_PACKETS, 1) != 0)
-		goto out_w;
-	rc = 0;
-out_w:
-	if (b.w != NULL)
-		worker_free(b.w);
+	if (hash_x4_check(s) == 0 && run_cases(&b) == 0)
+		rc = 0;
 out:
 	if (rc != 0)
 		fprintf(stderr, "bench_pipeline: FAILED\n");
 	if (have_mbufs)
-		rte_pktmbuf_free_bulk(b.m, LB_BURST);
+		rte_pktmbuf_free_bulk(b.pool, N_MBUFS);
 	rte_mempool_free(pool);
 	lb_snapshot_free(s);
 	rte_eal_cleanup();
