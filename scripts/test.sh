@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite: install and build (scripts/setup.sh), then every meson
 # test (cmocka unit tests, header self-containment, the pcap integration test)
-# in the normal build, then again in an ASan+UBSan build. Exits non-zero on the
-# first failing stage. Benchmarks are not run here: see docs/benchmarks.md.
+# in the normal build, then again in an ASan+UBSan build, then the libFuzzer
+# harnesses for a bounded time in a clang build. Exits non-zero on the first
+# failing stage. Benchmarks are not run here: see docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAN=1 ./scripts/setup.sh
@@ -17,4 +18,10 @@ echo "== tests (build/)"
 meson test -C build --print-errorlogs --num-processes 2
 echo "== tests under ASan + UBSan (build-asan/)"
 meson test -C build-asan --print-errorlogs --num-processes 2
+echo "== fuzzers (clang + libFuzzer, ${SPW_FUZZ_SECONDS:-30} s each; see docs/fuzzing.md)"
+if [ ! -f build-fuzz/build.ninja ]; then
+	CC=clang meson setup build-fuzz -Db_sanitize=none -Dbenchmarks=disabled >/dev/null
+fi
+ninja -C build-fuzz >/dev/null
+SPW_FUZZ_SECONDS=${SPW_FUZZ_SECONDS:-30} meson test -C build-fuzz --suite fuzz --print-errorlogs
 echo "== all tests passed"
