@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hot-key controller: once per window, from the merged sketch candidates, the
+ * VIPs' totals and the backends' loads, decide which keys need spreading and
+ * over which replicas (consistent hashing with bounded loads), with
+ * hysteresis so a key near the threshold does not flap. Pure logic: no DPDK
+ * calls, no I/O, so it is tested by simulation.
+ *
+ * Interface fixed by the lead; docs/hot-keys.md has the math.
+ */
+#ifndef LB_HOTKEY_H
+#define LB_HOTKEY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "../dataplane/hash.h"
+#include "../dataplane/snapshot.h"
+
+#define LB_HOT_MAX_OVERRIDES 1024
+#define LB_HOT_MAX_EVENTS 256 /* ring of recent promotions/demotions/re-plans */
+#define LB_HOT_MAX_REPLICAS 256 /* a key spreads over at most this many backends */
+
+struct lb_hot_params {
+	double threshold;       /* φ: promote when share >= φ (default 0.01) */
+	double threshold_low;   /* demote when share < this ... (default φ/2) */
+	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
+	double epsilon;         /* c = 1 + ε: the load cap factor (default 0.25) */
+	double ewma_alpha;      /* weight of the newest window in backend loads (default 0.5) */
+};
+
+/* One merged candidate of a closed window (sum over cores). */
+struct lb_hot_candidate {
+	uint16_t vip_id;
+	uint64_t key_hash;
+	struct lb_flow_key key;
+	uint64_t count;
+};
+
+/* One override as control keeps it. */
+struct lb_hot_override {
+	uint16_t vip_id;
+	uint64_t key_hash;
+	struct lb_flow_key key;
+	double share;           /* latest measured share of its VIP */
+	uint64_t since_window;  /* window of promotion */
+	uint32_t low_windows;   /* consecutive windows below threshold_low */
+	bool pinned;            /* set by an operator: never demoted automatically */
+	uint16_t n_replicas;
+	uint16_t replicas[LB_HOT_MAX_REPLICAS]; /* backend ids, home first */
+};
+
+struct lb_hotkey;
+
+/** @return a controller, or NULL with errno set (EINVAL for bad params). */
+struct lb_hotkey *lb_hotkey_create(const struct lb_hot_params *p);
+
+void lb_hotkey_free(struct lb_hotkey *h);
+
+/** Change the parameters (takes effect at the next window); -EINVAL if invalid. */
+int lb_hotkey_set_params(struct lb_hotkey *h, const struct lb_hot_params *p);
+
+void lb_hotkey_get_params(const struct lb_hotkey *h, struct lb_hot_params *p);
+
+/**
+ * Run one closed window.
+ *
+ * @param s         the published snapshot (VIPs, Maglev tables, backend states)
+ * @param load      per backend id: this window's load (packets, bytes or new
+ *                  flows, summed over cores); n = s->n_backends entries
+ * @param vip_total per VIP id: this window's total (same unit as the candidates)
+ * @param c, n_c    merged candidates of the window
+ * @param window    the window's number (for events and "since")
+ * @return true if the set of overrides or any replica list changed (control
+ *   then publishes a new snapshot).
+ */
+bool lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
+		      const uint64_t *vip_total, const struct lb_hot_candidate *c, uint32_t n_c,
+		      uint64_t window);
+
+/** The current overrides (valid until the next call that changes them). */
+uint32_t lb_hotkey_overrides(const struct lb_hotkey *h, const struct lb_hot_override **out);
+
+/**
+ * Pin an override by hand with r replicas (0: computed from the share) or
+ * unpin (the key is then subject to automatic demotion). -ENOENT for an
+ * unknown VIP, -ENOSPC when the table is full.
+ */
+int lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
+		  uint64_t key_hash, const struct lb_flow_key *key, uint16_t r, uint64_t window);
+int lb_hotkey_unpin(struct lb_hotkey *h, uint16_t vip_id, uint64_t key_hash);
+
+/** Recent events as a JSON array: {"window", "event", "vip_id", "key_hash", "share", "replicas"}. */
+json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
+
+/** Counters: {"promotions", "demotions", "replans", "active"}. */
+json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
+
+/**
+ * The replicas a key gets: r distinct backends along the key's preference
+ * order in the VIP's Maglev table (slot key_hash mod M, then the following
+ * slots, distinct backends in order of first appearance; so its Maglev home
+ * comes first), skipping backends whose projected load would exceed cap.
+ * Exposed for tests. @return the number found (<= r).
+ */
+uint16_t lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v,
+			      uint64_t key_hash, uint16_t *out, uint16_t max);
+
+/** r = ceil(N p / (c - 1 + p)), at most min(N, LB_HOT_MAX_REPLICAS), at least 1. */
+uint32_t lb_hotkey_replicas(uint32_t n_backends, double share, double c);
+
+#endif /* LB_HOTKEY_H */
