@@ -73,6 +73,7 @@ struct lb_vip {
 	uint16_t id;        /* stable, indexes per-core VIP counters */
 	uint32_t n_active;  /* backends present in the table */
 	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty */
+	uint64_t table_digest; /* of everything the table was built from (control only) */
 };
 
 /* Open-addressing VIP index: linear probing, power-of-two size, load <= 1/2. */
