@@ -9,7 +9,9 @@
 #ifndef LB_RPC_H
 #define LB_RPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -45,6 +47,29 @@ struct lb_rpc_ops {
 	const struct lb_snapshot *(*snapshot)(void *arg);
 	/** Write the state file now; 0 or -errno with err (-ENOENT: none configured). */
 	int (*save)(void *arg, char *err, size_t errlen);
+
+	/*
+	 * Hot keys (NULL when the daemon runs without them: the methods then
+	 * answer -32603 "hot keys are disabled").
+	 */
+	/** {"params": {...}, "counters": {...}, "window": W, "overrides": [...]} (caller owns). */
+	json_t *(*hot_list)(void *arg);
+	/** Recent promotion/demotion/re-plan/pin events, oldest first (caller owns). */
+	json_t *(*hot_events)(void *arg);
+	/**
+	 * Change hot-key parameters; params is the validated object with any of
+	 * "threshold", "threshold_low", "epsilon", "demote_windows", "window_ms".
+	 * 0 or -errno with err.
+	 */
+	int (*hot_set)(void *arg, const json_t *params, char *err, size_t errlen);
+	/**
+	 * Pin (r replicas, 0 = from the share) or unpin the override of one key of
+	 * a VIP; key is a flow key whose fields the VIP's key mode uses (src; plus
+	 * dport for src_ip_dport; plus dst, sport, dport, proto for 5tuple).
+	 * 0, -ENOENT (no such VIP / override to unpin), -ENOSPC, or -errno.
+	 */
+	int (*hot_pin)(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r,
+		       bool pin, char *err, size_t errlen);
 };
 
 /**

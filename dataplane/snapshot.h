@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hash.h"
 #include "override.h"
@@ -185,6 +186,27 @@ lb_vip_lookup_frag(const struct lb_snapshot *s, uint8_t af, const union lb_ip *a
 		   uint8_t proto)
 {
 	return lb_vip_index_find(s, s->frag_index, af, addr, proto, 0);
+}
+
+/**
+ * The hash of a packet's key per the VIP's key mode: what Maglev, the sketch
+ * and the override table see. flow_hash is lb_hash_flow() of the full 5-tuple
+ * key, which is the answer for 5-tuple VIPs.
+ */
+static inline uint64_t
+lb_vip_key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct lb_flow_key *fk,
+		uint64_t flow_hash)
+{
+	struct lb_flow_key k;
+
+	if (v->key_mode == LB_KEY_5TUPLE)
+		return flow_hash;
+	memset(&k, 0, sizeof(k));
+	k.src = fk->src;
+	k.af = fk->af;
+	if (v->key_mode == LB_KEY_SRC_IP_DPORT)
+		k.dport = fk->dport;
+	return lb_hash_flow(&s->hkey, &k);
 }
 
 /** Maglev choice: the backend id for a key hash, LB_BACKEND_NONE if the VIP has none. */

@@ -171,8 +171,12 @@ fake_new_cfg(struct lb_config *cfg)
 	char err[ERR_LEN];
 
 	assert_non_null(f);
-	f->ops = (struct lb_rpc_ops){f,          fake_config,   fake_apply,
-	                             fake_stats, fake_snapshot, fake_save};
+	f->ops = (struct lb_rpc_ops){.arg = f,
+	                             .config = fake_config,
+	                             .apply = fake_apply,
+	                             .stats = fake_stats,
+	                             .snapshot = fake_snapshot,
+	                             .save = fake_save};
 	if (fake_apply(f, cfg, err, sizeof(err)) != 0)
 		fail_msg("initial apply: %s", err);
 	f->apply_calls = 0;
