@@ -841,11 +841,12 @@ reply_valid(const json_t *r, const json_t *want_id, json_t **result, json_t **er
 
 /*
  * Calls @method with @params (reference stolen; NULL for none). On success
- * *result holds a new reference; a server error is reported and gives
- * EXIT_SERVER. Returns an exit status.
+ * *result holds a new reference. A server error gives EXIT_SERVER: with
+ * @error NULL it is reported, else *error holds it (a new reference) and
+ * nothing is printed. Returns an exit status.
  */
 static int
-rpc_call(struct cli *cli, const char *method, json_t *params, json_t **result)
+rpc_call_err(struct cli *cli, const char *method, json_t *params, json_t **result, json_t **error)
 {
 	json_t *req = make_request(cli, method, params);
 	json_t *reply;
@@ -854,6 +855,8 @@ rpc_call(struct cli *cli, const char *method, json_t *params, json_t **result)
 	int rc;
 
 	*result = NULL;
+	if (error != NULL)
+		*error = NULL;
 	rc = exchange(cli, req, &reply);
 	if (rc != EXIT_OK) {
 		json_decref(req);
@@ -868,13 +871,27 @@ rpc_call(struct cli *cli, const char *method, json_t *params, json_t **result)
 	}
 	json_decref(req);
 	if (err != NULL) {
-		report_server_error(cli, err);
+		if (error != NULL)
+			*error = json_incref(err);
+		else
+			report_server_error(cli, err);
 		json_decref(reply);
 		return EXIT_SERVER;
 	}
 	*result = json_incref(res);
 	json_decref(reply);
 	return EXIT_OK;
+}
+
+/*
+ * Calls @method with @params (reference stolen; NULL for none). On success
+ * *result holds a new reference; a server error is reported and gives
+ * EXIT_SERVER. Returns an exit status.
+ */
+static int
+rpc_call(struct cli *cli, const char *method, json_t *params, json_t **result)
+{
+	return rpc_call_err(cli, method, params, result, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1793,6 +1810,343 @@ cmd_config_save(struct cli *cli, const struct args *a)
 	return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Hot keys                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A key object as the command line writes it: "SRC[ sport P][ dport P]". */
+static void
+hot_key_text(const json_t *key, char *buf, size_t len)
+{
+	const json_t *sp = json_object_get(key, "sport");
+	const json_t *dp = json_object_get(key, "dport");
+	char s[32] = "", d[32] = "";
+
+	if (json_is_string(key)) {
+		snprintf(buf, len, "%s", json_string_value(key));
+		return;
+	}
+	if (json_is_integer(sp))
+		snprintf(s, sizeof(s), " sport %lld", (long long)json_integer_value(sp));
+	if (json_is_integer(dp))
+		snprintf(d, sizeof(d), " dport %lld", (long long)json_integer_value(dp));
+	snprintf(buf, len, "%s%s%s", jstr(key, "src", "?"), s, d);
+}
+
+/* "N" or, from an array of addresses, "N (a, b, c, ...)": the first three. */
+static void
+hot_replicas_text(const json_t *r, char *buf, size_t len)
+{
+	const json_t *e;
+	size_t i, n, used;
+
+	if (!json_is_array(r)) {
+		snprintf(buf, len, "%lld",
+		         (long long)(json_is_integer(r) ? json_integer_value(r) : 0));
+		return;
+	}
+	n = json_array_size(r);
+	used = (size_t)snprintf(buf, len, "%zu", n);
+	json_array_foreach(r, i, e)
+	{
+		if (used >= len)
+			break;
+		if (i == 3) {
+			used += (size_t)snprintf(buf + used, len - used, ", ...");
+			break;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : " (",
+		                         json_is_string(e) ? json_string_value(e) : "?");
+	}
+	if (n > 0 && used < len)
+		snprintf(buf + used, len - used, ")");
+}
+
+/* A JSON number as text: integers as they are, reals with %g. */
+static void
+num_text(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%g", json_real_value(v));
+	else
+		snprintf(buf, len, "?");
+}
+
+/* "name value, name value, ..." of an object's members, in their order. */
+static void
+print_members(const char *label, const json_t *o)
+{
+	const char *k;
+	const json_t *v;
+	bool any = false;
+
+	printf("%s", label);
+	json_object_foreach((json_t *)o, k, v)
+	{
+		char n[64];
+
+		num_text(v, n, sizeof(n));
+		printf("%s%s %s", any ? ", " : "", k, n);
+		any = true;
+	}
+	fputs(any ? "\n" : "(none)\n", stdout);
+}
+
+static const char *
+share_text(const json_t *o, char *buf, size_t len)
+{
+	const json_t *s = json_object_get(o, "share");
+
+	if (json_is_number(s))
+		snprintf(buf, len, "%.2f%%", json_number_value(s) * 100.0);
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* The overrides of a hot_list result as a table (@brief: VIP, key, share, replicas). */
+static void
+print_hot_overrides(const json_t *overrides, bool brief, unsigned int indent)
+{
+	const json_t *o;
+	struct table t;
+	size_t i;
+
+	table_init(&t, brief ? "VIP|KEY|>SHARE|REPLICAS"
+	                     : "VIP|KEY|>SHARE|REPLICAS|>SINCE WINDOW|PINNED");
+	json_array_foreach(overrides, i, o)
+	{
+		char vt[128] = "?", kt[128], sh[32], rt[256];
+
+		if (json_is_object(json_object_get(o, "vip")))
+			vip_text(json_object_get(o, "vip"), vt, sizeof(vt));
+		hot_key_text(json_object_get(o, "key"), kt, sizeof(kt));
+		hot_replicas_text(json_object_get(o, "replicas"), rt, sizeof(rt));
+		share_text(o, sh, sizeof(sh));
+		if (brief)
+			table_add(&t, "%s\t%s\t%s\t%s", vt, kt, sh, rt);
+		else
+			table_add(&t, "%s\t%s\t%s\t%s\t%lld\t%s", vt, kt, sh, rt,
+			          (long long)jint(o, "since_window"),
+			          json_is_true(json_object_get(o, "pinned")) ? "yes" : "no");
+	}
+	table_print(&t, indent);
+	table_free(&t);
+}
+
+static int
+cmd_hot_list(struct cli *cli, const struct args *a)
+{
+	json_t *res;
+	int rc = call_and_print(cli, "hot_list", NULL, &res);
+	const json_t *ov;
+
+	(void)a;
+	if (res == NULL)
+		return rc;
+	ov = json_object_get(res, "overrides");
+	printf("window    %lld\n", (long long)jint(res, "window"));
+	print_members("params    ", json_object_get(res, "params"));
+	print_members("counters  ", json_object_get(res, "counters"));
+	if (json_array_size(ov) == 0) {
+		fputs("\nno hot keys\n", stdout);
+	} else {
+		fputc('\n', stdout);
+		print_hot_overrides(ov, false, 0);
+	}
+	json_decref(res);
+	return rc;
+}
+
+static int
+cmd_hot_events(struct cli *cli, const struct args *a)
+{
+	json_t *res;
+	int rc = call_and_print(cli, "hot_events", NULL, &res);
+	const json_t *e;
+	struct table t;
+	size_t i;
+
+	(void)a;
+	if (res == NULL)
+		return rc;
+	if (json_array_size(res) == 0) {
+		fputs("no events\n", stdout);
+		json_decref(res);
+		return rc;
+	}
+	table_init(&t, ">WINDOW|EVENT|VIP|KEY|>SHARE|>REPLICAS");
+	json_array_foreach(res, i, e)
+	{
+		char vt[128] = "?", kt[128], sh[32], rt[256];
+
+		if (json_is_object(json_object_get(e, "vip")))
+			vip_text(json_object_get(e, "vip"), vt, sizeof(vt));
+		hot_key_text(json_object_get(e, "key"), kt, sizeof(kt));
+		hot_replicas_text(json_object_get(e, "replicas"), rt, sizeof(rt));
+		table_add(&t, "%lld\t%s\t%s\t%s\t%s\t%s", (long long)jint(e, "window"),
+		          jstr(e, "event", "?"), vt, kt, share_text(e, sh, sizeof(sh)), rt);
+	}
+	table_print(&t, 0);
+	table_free(&t);
+	json_decref(res);
+	return rc;
+}
+
+/* --NAME X, a number in (lo, hi] (lo_open) or [lo, hi], added to @o as @key. */
+static bool
+opt_real(const struct args *a, const char *name, const char *key, double lo, bool lo_open,
+         double hi, json_t *o)
+{
+	const char *s = arg_get(a, name);
+	char *end;
+	double v;
+
+	if (s == NULL)
+		return true;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !isfinite(v) ||
+	    (lo_open ? v <= lo : v < lo) || v > hi) {
+		usage_error(a->cmd, "--%s: '%s' is not a number %s %g and %g", name, s,
+		            lo_open ? "above" : "from", lo, hi);
+		return false;
+	}
+	json_object_set_new(o, key, json_real(v));
+	return true;
+}
+
+static bool
+opt_uint(const struct args *a, const char *name, const char *key, unsigned long lo,
+         unsigned long hi, json_t *o)
+{
+	const char *s = arg_get(a, name);
+	unsigned long v;
+
+	if (s == NULL)
+		return true;
+	if (!parse_ulong(s, hi, &v) || v < lo) {
+		usage_error(a->cmd, "--%s: '%s' is not an integer from %lu to %lu", name, s, lo,
+		            hi);
+		return false;
+	}
+	json_object_set_new(o, key, json_integer((json_int_t)v));
+	return true;
+}
+
+static int
+cmd_hot_set(struct cli *cli, const struct args *a)
+{
+	json_t *p = json_object();
+	json_t *res;
+	int rc;
+
+	if (!opt_real(a, "threshold", "threshold", 0, true, 1, p) ||
+	    !opt_real(a, "threshold-low", "threshold_low", 0, true, 1, p) ||
+	    !opt_real(a, "epsilon", "epsilon", 0.001, false, 100, p) ||
+	    !opt_uint(a, "demote-windows", "demote_windows", 1, 1000, p) ||
+	    !opt_uint(a, "window-ms", "window_ms", 10, 60000, p)) {
+		json_decref(p);
+		return EXIT_USAGE;
+	}
+	if (json_object_size(p) == 0) {
+		json_decref(p);
+		return usage_error(a->cmd, "hot set: give at least one of --threshold, "
+		                           "--threshold-low, --epsilon, --demote-windows, "
+		                           "--window-ms");
+	}
+	rc = call_and_print(cli, "hot_set", p, &res);
+	if (res != NULL) {
+		print_members("hot-key parameters: ", res);
+		json_decref(res);
+	}
+	return rc;
+}
+
+/* "VIP SRC [--sport P] [--dport P]" as {"vip": ..., "key": {...}}; NULL after a usage error. */
+static json_t *
+hot_key_params(const struct args *a, char *vt, size_t vtlen, char *kt, size_t ktlen)
+{
+	static const char *const ports[] = {"sport", "dport"};
+	char src[INET6_ADDRSTRLEN];
+	struct vip_ref v;
+	json_t *key, *p;
+
+	if (!arg_vip(a, 0, &v))
+		return NULL;
+	if (!parse_address(a->pos[1], src, sizeof(src))) {
+		usage_error(a->cmd, "invalid source address '%s': not an IPv4 or IPv6 address",
+		            a->pos[1]);
+		return NULL;
+	}
+	key = json_pack("{s:s}", "src", src);
+	for (size_t i = 0; i < 2; i++) {
+		const char *s = arg_get(a, ports[i]);
+		unsigned long port;
+
+		if (s == NULL)
+			continue;
+		if (!parse_ulong(s, 65535, &port)) {
+			usage_error(a->cmd, "--%s: '%s' is not a port from 0 to 65535", ports[i],
+			            s);
+			json_decref(key);
+			return NULL;
+		}
+		json_object_set_new(key, ports[i], json_integer((json_int_t)port));
+	}
+	p = json_pack("{s:o, s:o}", "vip", vip_ref_json(&v), "key", key);
+	vip_text(json_object_get(p, "vip"), vt, vtlen);
+	hot_key_text(key, kt, ktlen);
+	return p;
+}
+
+static int
+cmd_hot_pin(struct cli *cli, const struct args *a)
+{
+	const char *rs = arg_get(a, "replicas");
+	char vt[128], kt[128];
+	unsigned long r = 0;
+	json_t *p, *res;
+	int rc;
+
+	if (rs != NULL && !parse_ulong(rs, 256, &r))
+		return usage_error(a->cmd, "--replicas: '%s' is not an integer from 0 to 256", rs);
+	p = hot_key_params(a, vt, sizeof(vt), kt, sizeof(kt));
+	if (p == NULL)
+		return EXIT_USAGE;
+	if (rs != NULL)
+		json_object_set_new(p, "replicas", json_integer((json_int_t)r));
+	rc = call_and_print(cli, "hot_pin", p, &res);
+	if (res != NULL) {
+		if (r != 0)
+			printf("pinned %s of %s over %lu replicas\n", kt, vt, r);
+		else
+			printf("pinned %s of %s (replicas from its share)\n", kt, vt);
+		json_decref(res);
+	}
+	return rc;
+}
+
+static int
+cmd_hot_unpin(struct cli *cli, const struct args *a)
+{
+	char vt[128], kt[128];
+	json_t *p = hot_key_params(a, vt, sizeof(vt), kt, sizeof(kt));
+	json_t *res;
+	int rc;
+
+	if (p == NULL)
+		return EXIT_USAGE;
+	rc = call_and_print(cli, "hot_unpin", p, &res);
+	if (res != NULL) {
+		printf("unpinned %s of %s (demoted automatically once its share falls)\n", kt, vt);
+		json_decref(res);
+	}
+	return rc;
+}
+
 /* Reads JSON from @name ("-": standard input); NULL after a usage error. */
 static json_t *
 load_json_arg(const struct args *a, const char *what, const char *name, bool text)
@@ -2145,8 +2499,24 @@ top_rates_json(const json_t *cur, const json_t *prev, const json_t *idx, double 
 	                 "drops_per_s", drops, "vips", vips);
 }
 
+/* The hot keys of a hot_list result under the rates (top). */
 static void
-top_render(const struct cli *cli, const json_t *cur, const json_t *prev, double dt, double interval)
+print_top_hot(const json_t *hot)
+{
+	const json_t *ov = json_object_get(hot, "overrides");
+
+	if (json_array_size(ov) == 0) {
+		fputs("\nhot keys: (none)\n", stdout);
+		return;
+	}
+	fputs("\nhot keys:\n", stdout);
+	print_hot_overrides(ov, true, 2);
+}
+
+/* @hot: the hot_list result, NULL when the server has no hot keys. */
+static void
+top_render(const struct cli *cli, const json_t *cur, const json_t *prev, const json_t *hot,
+           double dt, double interval)
 {
 	const json_t *tc = json_object_get(cur, "totals");
 	const json_t *tp = json_object_get(prev, "totals");
@@ -2170,6 +2540,8 @@ top_render(const struct cli *cli, const json_t *cur, const json_t *prev, double 
 	if (cli->json) {
 		json_t *o = top_rates_json(cur, prev, idx, dt);
 
+		if (hot != NULL && json_is_array(json_object_get(hot, "overrides")))
+			json_object_set(o, "hot_keys", json_object_get(hot, "overrides"));
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6));
 		fputc('\n', stdout);
 		json_decref(o);
@@ -2231,7 +2603,10 @@ top_render(const struct cli *cli, const json_t *cur, const json_t *prev, double 
 	else
 		fputs("no VIPs\n", stdout);
 	table_free(&t);
-	print_hot_keys(cur);
+	if (hot != NULL)
+		print_top_hot(hot);
+	else
+		print_hot_keys(cur);
 	json_decref(idx);
 	fflush(stdout);
 }
@@ -2263,6 +2638,7 @@ cmd_top(struct cli *cli, const struct args *a)
 	unsigned long shown = 0;
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	json_t *prev = NULL;
+	bool ask_hot = true; /* until hot_list fails: disabled, or an older server */
 	int64_t prev_t = 0;
 	int64_t next;
 	int rc = EXIT_OK;
@@ -2288,11 +2664,27 @@ cmd_top(struct cli *cli, const struct args *a)
 			break;
 		t = now_ns();
 		if (prev != NULL) {
+			json_t *hot = NULL;
+			json_t *herr = NULL;
+
+			if (ask_hot) {
+				rc = rpc_call_err(cli, "hot_list", NULL, &hot, &herr);
+				if (rc == EXIT_SERVER) {
+					ask_hot = false;
+					rc = EXIT_OK;
+				}
+				json_decref(herr);
+				if (rc != EXIT_OK) {
+					json_decref(cur);
+					break;
+				}
+			}
 			if (tty)
 				fputs("\033[H\033[2J", stdout);
 			else if (shown != 0 && !cli->json)
 				fputc('\n', stdout);
-			top_render(cli, cur, prev, (double)(t - prev_t) / 1e9, interval);
+			top_render(cli, cur, prev, hot, (double)(t - prev_t) / 1e9, interval);
+			json_decref(hot);
 			shown++;
 		}
 		json_decref(prev);
@@ -2350,6 +2742,24 @@ static const struct opt_spec opts_table[] = {
 static const struct opt_spec opts_top[] = {
         {"interval", true, false},
         {"count", true, false},
+        {NULL, false, false},
+};
+
+static const struct opt_spec opts_hot_set[] = {
+        {"threshold", true, false},      {"threshold-low", true, false}, {"epsilon", true, false},
+        {"demote-windows", true, false}, {"window-ms", true, false},     {NULL, false, false},
+};
+
+static const struct opt_spec opts_hot_pin[] = {
+        {"sport", true, false},
+        {"dport", true, false},
+        {"replicas", true, false},
+        {NULL, false, false},
+};
+
+static const struct opt_spec opts_hot_unpin[] = {
+        {"sport", true, false},
+        {"dport", true, false},
         {NULL, false, false},
 };
 
@@ -2540,7 +2950,8 @@ static const struct command g_commands[] = {
          "differences: received, forwarded and dropped packets/s, drops/s per\n"
          "reason, and per VIP and per backend packets/s, Mbit/s (inner bytes) and\n"
          "new flows/s (\"-\" for one that appeared since the last sample). A\n"
-         "\"hot keys\" section appears when the server reports hot keys. On a\n"
+         "\"hot keys\" section (VIP, key, share, replicas; method \"hot_list\")\n"
+         "appears when the server runs the hot-key controller. On a\n"
          "terminal the screen is redrawn; otherwise each refresh is printed as a\n"
          "block after a blank line (with --json: one JSON object per line).\n"
          "Stop with Ctrl-C.\n"
@@ -2553,6 +2964,87 @@ static const struct command g_commands[] = {
          "  spillctl top\n"
          "  spillctl top --interval 5 --count 12 > rates.log\n",
          opts_top, 0, 0, cmd_top},
+        {"hot list", "", "list the hot keys and their replicas",
+         "Prints the hot-key controller's state (method \"hot_list\"): the current\n"
+         "window, the parameters, the counters (promotions, demotions, re-plans,\n"
+         "active and pinned overrides), and one row per hot key: its VIP, the key\n"
+         "(written as 'hot pin' takes it: SRC [sport P] [dport P]), its latest share\n"
+         "of the VIP's traffic, its replicas (how many, and the first three\n"
+         "backends, its Maglev home first), the window it was promoted in, and\n"
+         "whether an operator pinned it. Fails with code -32603 \"hot keys are\n"
+         "disabled\" when spillwayd runs with hot.enabled false.\n"
+         "\n"
+         "Examples:\n"
+         "  spillctl hot list\n"
+         "  spillctl --json hot list | jq '.overrides[] | select(.share > 0.05)'\n",
+         NULL, 0, 0, cmd_hot_list},
+        {"hot events", "", "show recent promotions, demotions and re-plans",
+         "Prints the controller's recent events, oldest first (method \"hot_events\"),\n"
+         "one line each: the window, the event (promote, demote, replan, pin or\n"
+         "unpin), the VIP, the key, its share then and its number of replicas.\n"
+         "\n"
+         "Examples:\n"
+         "  spillctl hot events\n"
+         "  spillctl --json hot events | jq -c '.[] | select(.event == \"promote\")'\n",
+         NULL, 0, 0, cmd_hot_events},
+        {"hot set",
+         "[--threshold X] [--threshold-low X] [--epsilon X] [--demote-windows N] "
+         "[--window-ms N]",
+         "change the hot-key parameters",
+         "Changes the controller's parameters from the next window (method\n"
+         "\"hot_set\"); at least one option. Prints the parameters now in force.\n"
+         "The change is runtime state, not configuration: the configuration's \"hot\"\n"
+         "section is not rewritten.\n"
+         "\n"
+         "Options:\n"
+         "  --threshold X        promote a key at this share of its VIP, above 0, at\n"
+         "                       most 1 (0.01 = 1%)\n"
+         "  --threshold-low X    demote below this share, above 0, at most the\n"
+         "                       threshold\n"
+         "  --epsilon X          load cap: backends stay under (1 + X) times the\n"
+         "                       average, 0.001-100\n"
+         "  --demote-windows N   demote after N consecutive windows below the lower\n"
+         "                       threshold, 1-1000\n"
+         "  --window-ms N        the measurement window, 10-60000 ms\n"
+         "\n"
+         "Examples:\n"
+         "  spillctl hot set --threshold 0.05 --threshold-low 0.02\n"
+         "  spillctl hot set --epsilon 0.1 --window-ms 200\n",
+         opts_hot_set, 0, 0, cmd_hot_set},
+        {"hot pin", "VIP SRC [--sport P] [--dport P] [--replicas R]",
+         "spread one key by hand, never demoted",
+         "Pins an override for one key of VIP (method \"hot_pin\"): its new flows\n"
+         "spread over R replicas, and the controller never demotes it. Established\n"
+         "flows stay on their backend. The key is what the VIP's key mode hashes:\n"
+         "\n"
+         "  src_ip         SRC\n"
+         "  src_ip_dport   SRC --dport P (the VIP's port by default)\n"
+         "  5tuple         SRC --sport P --dport P (the VIP's port by default);\n"
+         "                 the destination and protocol are the VIP's\n"
+         "\n"
+         "An option the key mode does not use is refused by the server (code -32602).\n"
+         "\n"
+         "Options:\n"
+         "  --sport P      the client's source port (5tuple), 0-65535\n"
+         "  --dport P      the destination port (src_ip_dport, 5tuple), 0-65535\n"
+         "  --replicas R   number of backends, 1-256; 0 or absent: computed from\n"
+         "                 the key's share\n"
+         "\n"
+         "Examples:\n"
+         "  spillctl hot pin 192.0.2.20:443/tcp 198.51.100.7 --replicas 8\n"
+         "  spillctl hot pin 192.0.2.30/udp 203.0.113.9 --dport 53\n"
+         "  spillctl hot pin 192.0.2.10:80/tcp 198.51.100.7 --sport 40000\n"
+         "  spillctl hot pin '[2001:db8::10]:443/udp' 2001:db8:5::7\n",
+         opts_hot_pin, 2, 2, cmd_hot_pin},
+        {"hot unpin", "VIP SRC [--sport P] [--dport P]", "hand a pinned key back to the controller",
+         "Unpins the override of one key (method \"hot_unpin\"), written as for 'hot\n"
+         "pin'. The override stays until the controller demotes it (its share below\n"
+         "the lower threshold for --demote-windows windows). Fails with code -32001\n"
+         "if the key has no override.\n"
+         "\n"
+         "Example:\n"
+         "  spillctl hot unpin 192.0.2.20:443/tcp 198.51.100.7\n",
+         opts_hot_unpin, 2, 2, cmd_hot_unpin},
         {"help", "[COMMAND]", "describe spillctl or one command",
          "Same as 'spillctl --help' or 'spillctl COMMAND --help'.\n"
          "\n"
@@ -2678,7 +3170,7 @@ static bool
 is_group(const char *word)
 {
 	return strcmp(word, "vip") == 0 || strcmp(word, "backend") == 0 ||
-	       strcmp(word, "config") == 0;
+	       strcmp(word, "config") == 0 || strcmp(word, "hot") == 0;
 }
 
 static const struct command *

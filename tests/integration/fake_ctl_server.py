@@ -9,6 +9,10 @@ reads is appended, as one compact JSON line, to the --log file so a test can
 check what the client sent. Counters in "stats" grow on every call so rate
 computations (spillctl top) see non-zero deltas.
 
+hot_* methods answer only with --hot-keys (else -32603 "hot keys are
+disabled"); hot_list then reports an automatic override for the first VIP
+plus the keys pinned with hot_pin, and hot_events the pins and unpins.
+
 Test-only methods: fake_sleep {"seconds": S} answers after S seconds;
 fake_big {"bytes": N} answers with an N-character string; fake_badid answers
 with a wrong id; fake_garbage answers a line that is not JSON.
@@ -92,6 +96,13 @@ class State:
         self.generation = 1
         self.calls = 0
         self.counters = {}
+        self.hot_params = {"threshold": 0.01, "threshold_low": 0.005, "epsilon": 0.25,
+                           "demote_windows": 5, "window_ms": 100}
+        self.window = 1233
+        self.overrides = []
+        self.events = [{"window": 1200, "event": "promote",
+                        "vip": {"address": "192.0.2.10", "port": 80, "protocol": "tcp"},
+                        "key": {"src": "198.51.100.7"}, "share": 0.12, "replicas": 3}]
 
     # -- lookups ---------------------------------------------------------
 
@@ -293,11 +304,161 @@ class State:
             raise RpcError(INTERNAL_ERROR, "no state file configured")
         return {"path": "/var/lib/spillway/state.json"}
 
+    # -- hot keys (--hot-keys; otherwise disabled, as with hot.enabled false) --
+
+    def hot_enabled(self):
+        if not self.args.hot_keys:
+            raise RpcError(INTERNAL_ERROR, "hot keys are disabled (hot.enabled is false)")
+
+    @staticmethod
+    def vip_obj(v):
+        return {"address": v["address"], "port": v["port"], "protocol": v["protocol"]}
+
+    def hot_key(self, v, key):
+        """key of a hot_pin/hot_unpin per the VIP's key mode, with its defaults."""
+        if not isinstance(key, dict):
+            raise RpcError(INVALID_PARAMS, "key: expected an object")
+        check_fields(key, "key", ("src", "dst", "sport", "dport", "protocol"))
+        mode = v["key"]
+        used = {"src_ip": ("src",), "src_ip_dport": ("src", "dport")}.get(
+            mode, ("src", "dst", "sport", "dport", "protocol"))
+        for k in key:
+            if k not in used:
+                raise RpcError(INVALID_PARAMS, f"key.{k}: not used by the VIP's key mode {mode}")
+        if "src" not in key:
+            raise RpcError(INVALID_PARAMS, "key.src: missing (required)")
+        out = {"src": check_addr(key["src"], "key.src")}
+        if ipaddress.ip_address(out["src"]).version != ipaddress.ip_address(v["address"]).version:
+            raise RpcError(INVALID_PARAMS, "key.src: not of the VIP's address family")
+        if "dport" in used:
+            if "dport" not in key and v["port"] == 0:
+                raise RpcError(INVALID_PARAMS, f"key.dport: missing (required by key mode {mode} "
+                               "on a VIP of every port)")
+            dport = check_int(key.get("dport", v["port"]), "key.dport", 0, 65535)
+            if v["port"] not in (0, dport):
+                raise RpcError(INVALID_PARAMS, f"key.dport: {dport} is not the port of the VIP")
+        if mode == "5tuple":
+            if "sport" not in key:
+                raise RpcError(INVALID_PARAMS, "key.sport: missing (required by key mode 5tuple)")
+            out["dst"] = v["address"]
+            out["sport"] = check_int(key["sport"], "key.sport", 0, 65535)
+        if "dport" in used:
+            out["dport"] = dport
+        if mode == "5tuple":
+            out["protocol"] = v["protocol"]
+            if "dst" in key and check_addr(key["dst"], "key.dst") != v["address"]:
+                raise RpcError(INVALID_PARAMS, "key.dst: not the address of the VIP")
+            if "protocol" in key and key["protocol"] != v["protocol"]:
+                raise RpcError(INVALID_PARAMS, "key.protocol: not the protocol of the VIP")
+        return out
+
+    def hot_overrides(self):
+        """The automatic override (the first VIP's busiest client) plus the pinned ones."""
+        out = []
+        if self.vips and not any(o["auto"] for o in self.overrides):
+            v = self.vips[0]
+            k = {"src": "198.51.100.7"}
+            if v["key"] == "5tuple":
+                k["sport"] = 40000
+            if v["key"] == "src_ip_dport" and v["port"] == 0:
+                k["dport"] = 80
+            key = self.hot_key(v, k)
+            self.overrides.append({"vip": self.vip_obj(v), "key": key, "share": 0.12,
+                                   "replicas": [b["address"] for b in v["backends"]][:3],
+                                   "since_window": 1200, "pinned": False, "auto": True})
+        for o in self.overrides:
+            out.append({k: copy.deepcopy(x) for k, x in o.items() if k != "auto"})
+            out[-1]["key_hash"] = "0x%016x" % (hash(json.dumps(o["key"], sort_keys=True))
+                                               & 0xffffffffffffffff)
+        return out
+
+    def m_hot_list(self, p):
+        self.hot_enabled()
+        check_fields(p, "", ())
+        ov = self.hot_overrides()
+        self.window += 1
+        return {"params": dict(self.hot_params), "window": self.window,
+                "counters": {"promotions": 1, "demotions": 0, "replans": 0, "active": len(ov),
+                             "pinned": sum(1 for o in ov if o["pinned"])},
+                "overrides": ov}
+
+    def m_hot_events(self, p):
+        self.hot_enabled()
+        check_fields(p, "", ())
+        return copy.deepcopy(self.events)
+
+    def m_hot_set(self, p):
+        self.hot_enabled()
+        check_fields(p, "", ("threshold", "threshold_low", "epsilon", "demote_windows",
+                             "window_ms"))
+        if not p:
+            raise RpcError(INVALID_PARAMS, "threshold, threshold_low, epsilon, demote_windows, "
+                           "window_ms: missing (at least one is required)")
+        for k, lo, hi in (("threshold", 0, 1), ("threshold_low", 0, 1), ("epsilon", 0.001, 100)):
+            if k in p:
+                x = p[k]
+                if not isinstance(x, (int, float)) or isinstance(x, bool):
+                    raise RpcError(INVALID_PARAMS, f"{k}: expected a number")
+                if x < lo or x > hi or (k != "epsilon" and x == 0):
+                    raise RpcError(INVALID_PARAMS, f"{k}: {x:g} out of range")
+        if "demote_windows" in p:
+            check_int(p["demote_windows"], "demote_windows", 1, 1000)
+        if "window_ms" in p:
+            check_int(p["window_ms"], "window_ms", 10, 60000)
+        low = p.get("threshold_low", self.hot_params["threshold_low"])
+        th = p.get("threshold", self.hot_params["threshold"])
+        if low > th:
+            raise RpcError(INVALID_PARAMS, f"threshold_low: {low:g} is above threshold {th:g}")
+        self.hot_params.update(p)
+        return dict(self.hot_params)
+
+    def hot_pin_common(self, p, pin):
+        self.hot_enabled()
+        check_fields(p, "", ("vip", "key", "replicas") if pin else ("vip", "key"),
+                     ("vip", "key"))
+        r = check_int(p.get("replicas", 0), "replicas", 0, 256)
+        v = self.find_vip(self.vip_ref(p["vip"], "vip"))
+        key = self.hot_key(v, p["key"])
+        vo = self.vip_obj(v)
+        self.hot_overrides()
+        for o in self.overrides:
+            if o["vip"] == vo and o["key"] == key:
+                break
+        else:
+            o = None
+        if not pin:
+            if o is None or not o["pinned"]:
+                raise RpcError(NOT_FOUND, "no override of this key in VIP %s:%d/%s"
+                               % (v["address"], v["port"], v["protocol"]))
+            o["pinned"] = False
+        else:
+            bes = [b["address"] for b in v["backends"]]
+            if not bes:
+                raise RpcError(INVALID_PARAMS, "key: the VIP has no backend")
+            if o is None:
+                o = {"vip": vo, "key": key, "share": 0.0, "since_window": self.window,
+                     "auto": False}
+                self.overrides.append(o)
+            o["pinned"] = True
+            o["replicas"] = bes[:r or 2]
+        self.events.append({"window": self.window, "event": "pin" if pin else "unpin",
+                            "vip": vo, "key": key, "share": o["share"],
+                            "replicas": len(o["replicas"])})
+        return {}
+
+    def m_hot_pin(self, p):
+        return self.hot_pin_common(p, True)
+
+    def m_hot_unpin(self, p):
+        return self.hot_pin_common(p, False)
+
     def m_fake_big(self, p):
         return {"blob": "x" * int(p.get("bytes", 0))}
 
 
 MUTATING = {"vip_add", "vip_remove", "backend_add", "backend_remove", "backend_set"}
+# Runtime changes a transaction could not roll back: only as requests of their own.
+NO_BATCH = {"hot_set", "hot_pin", "hot_unpin"}
 
 
 class Server:
@@ -367,6 +528,19 @@ class Server:
             if len(value) > 1024:
                 return json.dumps(self.reply(None, RpcError(INVALID_REQUEST,
                                                             "batch of more than 1024 calls")))
+            if any(isinstance(r, dict) and r.get("method") in NO_BATCH for r in value):
+                replies = []
+                for r in value:
+                    rid = r.get("id") if isinstance(r, dict) else None
+                    if isinstance(r, dict) and r.get("method") in NO_BATCH:
+                        err = RpcError(INVALID_REQUEST, "invalid request: %s cannot be part of "
+                                       "a batch (it changes runtime state, which a transaction "
+                                       "cannot roll back)" % r["method"])
+                    else:
+                        err = RpcError(ABORTED, "transaction aborted")
+                    if isinstance(r, dict) and "id" in r:
+                        replies.append(self.reply(rid, err))
+                return json.dumps(replies) if replies else None
             saved = copy.deepcopy(self.state.vips)
             gen = self.state.generation
             results = [self.call(r) for r in value]
@@ -429,7 +603,9 @@ def main():
     ap.add_argument("--socket", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--ready", help="file written (with the pid) once listening")
-    ap.add_argument("--hot-keys", action="store_true", help='add a "hot_keys" array to stats')
+    ap.add_argument("--hot-keys", action="store_true",
+                    help='answer the hot_* methods (else "disabled") and add a "hot_keys" '
+                         'array to stats')
     ap.add_argument("--no-state-file", action="store_true",
                     help="config_save fails with -32603")
     args = ap.parse_args()

@@ -187,7 +187,8 @@ expect_out "Usage: spillctl [OPTIONS] COMMAND [ARGS]"
 expect_out "Exit status:"
 for c in "version" "vip list" "vip show" "vip add" "vip remove" "backend add" \
 	"backend remove" "backend set" "backend drain" "backend down" "backend up" \
-	"stats" "table" "config get" "config save" "call" "batch" "top" "help"; do
+	"stats" "table" "config get" "config save" "call" "batch" "top" "hot list" \
+	"hot events" "hot set" "hot pin" "hot unpin" "help"; do
 	# shellcheck disable=SC2086
 	ctl_raw $c --help
 	expect_rc 0
@@ -202,6 +203,12 @@ ctl_raw vip --help
 expect_rc 0
 expect_out "vip add VIP [OPTIONS]"
 expect_not_out "backend add"
+ctl_raw hot --help
+expect_rc 0
+expect_out "hot pin VIP SRC [OPTIONS]"
+expect_not_out "vip add"
+ctl_raw hot pin --help
+expect_out "5tuple         SRC --sport P --dport P"
 ctl_raw --version
 expect_rc 0
 expect_out "spillctl 0.1.0"
@@ -247,6 +254,32 @@ usage_case call vip_list '{"a":'
 usage_case batch "$WORK/does-not-exist.json"
 usage_case top --count 0
 usage_case top --interval 0
+usage_case hot
+usage_case hot frob
+usage_case hot list extra
+usage_case hot set
+usage_case hot set --threshold 0
+usage_case hot set --threshold 1.5
+usage_case hot set --threshold abc
+usage_case hot set --threshold-low 0
+usage_case hot set --epsilon 0.0001
+usage_case hot set --epsilon 101
+usage_case hot set --demote-windows 0
+usage_case hot set --demote-windows 1001
+usage_case hot set --demote-windows 2.5
+usage_case hot set --window-ms 5
+usage_case hot set --window-ms 60001
+usage_case hot set --threshold 0.1 --threshold 0.2
+usage_case hot pin 192.0.2.10:80
+usage_case hot pin 192.0.2.10:80 gateway
+usage_case hot pin 192.0.2.10:80 198.51.100.7:40000
+usage_case hot pin 192.0.2.300:80 198.51.100.7
+usage_case hot pin 192.0.2.10:80 198.51.100.7 --sport 65536
+usage_case hot pin 192.0.2.10:80 198.51.100.7 --dport x
+usage_case hot pin 192.0.2.10:80 198.51.100.7 --replicas 257
+usage_case hot pin 192.0.2.10:80 198.51.100.7 --replicas -1
+usage_case hot pin 192.0.2.10:80 198.51.100.7 extra
+usage_case hot unpin 192.0.2.10:80 198.51.100.7 --replicas 2
 ctl vip show 192.0.2.300:80
 expect_err "invalid VIP '192.0.2.300:80'"
 expect_err "Try 'spillctl vip show --help'."
@@ -491,6 +524,21 @@ for l in lines:
     assert o["totals"]["rx_pps"] > 0 and o["vips"][0]["packets_per_s"] > 0, o
 ' "$WORK/out" || fail "top --json lines"
 
+# Without the hot-key controller: every hot command fails with the server's
+# message, and top asks hot_list once per run, then leaves the section out.
+CHECKS=$((CHECKS + 1))
+[[ $(grep -c '"method": "hot_list"' "$LOG") == 2 ]] || fail "top: hot_list asked more than once per run"
+for c in "hot list" "hot events" "hot set --threshold 0.1" "hot pin 192.0.2.10:80 198.51.100.7" \
+	"hot unpin 192.0.2.10:80 198.51.100.7"; do
+	# shellcheck disable=SC2086
+	ctl $c
+	expect_rc 1
+	expect_err "spillctl: hot keys are disabled (hot.enabled is false) (code -32603)"
+done
+ctl --json hot list
+expect_rc 1
+expect_json 'v["code"] == -32603'
+
 # --- Server errors: exit 1, the server's message -------------------------------
 
 ctl vip show 198.51.100.1:80
@@ -558,9 +606,126 @@ ctl vip add 192.0.2.10:80 --backend 10.1.0.1
 ctl top --interval 0.05 --count 1
 expect_rc 0
 expect_out "hot keys:"
-expect_out_re '^  192\.0\.2\.10:80/tcp  198\.51\.100\.7  12\.0%$'
+expect_out_re '^  VIP +KEY +SHARE +REPLICAS$'
+expect_out_re '^  192\.0\.2\.10:80/tcp +198\.51\.100\.7 sport 40000 dport 80 +12\.00% +1 \(10\.1\.0\.1\)$'
+ctl --json top --interval 0.05 --count 1
+expect_rc 0
+expect_json 'v["hot_keys"][0]["key"]["src"] == "198.51.100.7" and v["hot_keys"][0]["share"] == 0.12'
 ctl stats
 expect_out "hot keys:"
+
+ctl vip add 192.0.2.20:80/tcp --backend 10.1.0.1 --backend 10.1.0.2 --backend 10.1.0.3 \
+	--backend 10.1.0.4
+ctl vip add 192.0.2.40/udp --key src_ip --backend 10.1.0.5
+ctl vip add 192.0.2.50/udp --key src_ip_dport --backend 10.1.0.6
+ctl vip add '[2001:db8::10]:443/udp' --key src_ip --backend '[2001:db8:1::1]'
+
+ctl hot list
+expect_rc 0
+expect_req hot_list
+expect_out_re '^window +[0-9]+$'
+expect_out "params    threshold 0.01, threshold_low 0.005, epsilon 0.25, demote_windows 5, window_ms 100"
+expect_out "counters  promotions 1, demotions 0, replans 0, active 1, pinned 0"
+expect_out_re '^VIP +KEY +SHARE +REPLICAS +SINCE WINDOW +PINNED$'
+expect_out_re '^192\.0\.2\.10:80/tcp +198\.51\.100\.7 sport 40000 dport 80 +12\.00% +1 \(10\.1\.0\.1\) +1200 +no$'
+ctl --json hot list
+expect_rc 0
+expect_json 'v["params"]["threshold"] == 0.01 and len(v["overrides"]) == 1 and v["overrides"][0]["key_hash"].startswith("0x")'
+
+ctl hot events
+expect_rc 0
+expect_req hot_events
+expect_out_re '^ *WINDOW +EVENT +VIP +KEY +SHARE +REPLICAS$'
+expect_out_re '^ *1200 +promote +192\.0\.2\.10:80/tcp +198\.51\.100\.7 +12\.00% +3$'
+
+ctl hot set --threshold 0.05 --threshold-low=0.02
+expect_rc 0
+expect_req hot_set '{"threshold":0.05,"threshold_low":0.02}'
+expect_out "hot-key parameters: threshold 0.05, threshold_low 0.02, epsilon 0.25, demote_windows 5, window_ms 100"
+ctl --json hot set --epsilon 0.5 --demote-windows 7 --window-ms 250
+expect_rc 0
+expect_req hot_set '{"epsilon":0.5,"demote_windows":7,"window_ms":250}'
+expect_json 'v == {"threshold": 0.05, "threshold_low": 0.02, "epsilon": 0.5, "demote_windows": 7, "window_ms": 250}'
+ctl hot set --threshold-low 0.5
+expect_rc 1
+expect_req hot_set '{"threshold_low":0.5}'
+expect_err "spillctl: threshold_low: 0.5 is above threshold 0.05 (code -32602)"
+
+# The key per the VIP's key mode: 5tuple (dport defaults to the VIP's port).
+ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001 --replicas 2
+expect_rc 0
+expect_req hot_pin '{"vip":{"address":"192.0.2.20","port":80,"protocol":"tcp"},
+	"key":{"src":"198.51.100.9","sport":40001},"replicas":2}'
+expect_out "pinned 198.51.100.9 sport 40001 of 192.0.2.20:80/tcp over 2 replicas"
+ctl hot list
+expect_out_re '^192\.0\.2\.20:80/tcp +198\.51\.100\.9 sport 40001 dport 80 +0\.00% +2 \(10\.1\.0\.1, 10\.1\.0\.2\) +[0-9]+ +yes$'
+expect_out "active 2, pinned 1"
+ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40002 --dport 80 --replicas 4
+expect_rc 0
+expect_req hot_pin '{"vip":{"address":"192.0.2.20","port":80,"protocol":"tcp"},
+	"key":{"src":"198.51.100.9","sport":40002,"dport":80},"replicas":4}'
+ctl hot list
+expect_out_re '^192\.0\.2\.20:80/tcp +198\.51\.100\.9 sport 40002 dport 80 +0\.00% +4 \(10\.1\.0\.1, 10\.1\.0\.2, 10\.1\.0\.3, \.\.\.\) '
+ctl hot pin 192.0.2.20:80/tcp 198.51.100.9
+expect_rc 1
+expect_err "key.sport: missing (required by key mode 5tuple) (code -32602)"
+ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 1 --dport 8080
+expect_rc 1
+expect_err "key.dport: 8080 is not the port of the VIP (code -32602)"
+# src_ip: the source alone; a port is refused.
+ctl --json hot pin 192.0.2.40/udp 203.0.113.9
+expect_rc 0
+expect_req hot_pin '{"vip":{"address":"192.0.2.40","port":0,"protocol":"udp"},"key":{"src":"203.0.113.9"}}'
+expect_json 'v == {}'
+ctl hot pin 192.0.2.40/udp 203.0.113.9 --sport 5
+expect_rc 1
+expect_err "key.sport: not used by the VIP's key mode src_ip (code -32602)"
+# src_ip_dport on a VIP of every port: --dport needed.
+ctl hot pin 192.0.2.50/udp 203.0.113.9 --dport 53
+expect_rc 0
+expect_req hot_pin '{"vip":{"address":"192.0.2.50","port":0,"protocol":"udp"},
+	"key":{"src":"203.0.113.9","dport":53}}'
+expect_out "pinned 203.0.113.9 dport 53 of 192.0.2.50:0/udp (replicas from its share)"
+ctl hot pin 192.0.2.50/udp 203.0.113.9
+expect_rc 1
+expect_err "key.dport: missing"
+# IPv6, canonicalised, brackets optional.
+ctl hot pin '[2001:db8::10]:443/udp' '[2001:DB8:0::7]' --replicas 0
+expect_rc 0
+expect_req hot_pin '{"vip":{"address":"2001:db8::10","port":443,"protocol":"udp"},
+	"key":{"src":"2001:db8::7"},"replicas":0}'
+ctl hot pin 192.0.2.99:80 198.51.100.9 --sport 1
+expect_rc 1
+expect_err "(code -32001)"
+
+ctl hot unpin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001
+expect_rc 0
+expect_req hot_unpin '{"vip":{"address":"192.0.2.20","port":80,"protocol":"tcp"},
+	"key":{"src":"198.51.100.9","sport":40001}}'
+expect_out "unpinned 198.51.100.9 sport 40001 of 192.0.2.20:80/tcp"
+ctl hot unpin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001
+expect_rc 1
+expect_err "no override of this key in VIP 192.0.2.20:80/tcp (code -32001)"
+ctl hot events
+expect_rc 0
+expect_out_re ' pin +192\.0\.2\.20:80/tcp +198\.51\.100\.9 sport 40001 dport 80 +0\.00% +2$'
+expect_out_re ' unpin +192\.0\.2\.20:80/tcp +198\.51\.100\.9 sport 40001 dport 80 '
+ctl --json hot events
+expect_json '[e["event"] for e in v] == ["promote", "pin", "pin", "pin", "pin", "pin", "unpin"]'
+
+# Runtime changes are not transactions: refused in a batch, which is not applied.
+cat >"$WORK/batch-hot.json" <<EOF
+[{"method": "backend_add", "params": {"vip": $V10, "address": "10.1.0.8"}},
+ {"method": "hot_set", "params": {"threshold": 0.2}}]
+EOF
+ctl batch "$WORK/batch-hot.json"
+expect_rc 1
+expect_err "hot_set cannot be part of a batch"
+expect_out "batch not applied"
+echo '[{"method": "hot_list"}, {"method": "hot_events"}]' >"$WORK/batch-hot2.json"
+ctl --json batch "$WORK/batch-hot2.json"
+expect_rc 0
+expect_json 'len(v) == 2 and "overrides" in v[0] and isinstance(v[1], list)'
 ctl config save
 expect_rc 1
 expect_err "spillctl: no state file configured (code -32603)"
