@@ -1,0 +1,1100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for the hot-key controller, on real snapshots built from JSON
+ * configurations as control builds them. The centre is a simulation of the
+ * issue's case (N = 100, M = 65537, one key with p = 0.08, c = 1.25): per-backend
+ * load computed from the assignment each window, printed as a table and checked
+ * against 1 - p + N p / r; then failures, load shifts, a minute of a share
+ * sweeping across the threshold (the flapping bound), demotion, pinning, VIP
+ * removal, the replica formula and the preference order.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "../../control/config.h"
+#include "../../control/hotkey.h"
+#include "../../control/snapshot_build.h"
+
+#define M_TABLE 65537u
+#define N_SIM 100u
+#define P_HOT 0.08
+#define C_CAP 1.25
+#define HOT_HASH 0x5eed0fba11c0ffeeULL
+/* Divisible by 100 and 99 with p = 0.08, so every simulated load is an exact
+ * integer before and after a backend fails. */
+#define T_EXACT 9900000u
+#define K_OTHER 1000000u /* other keys in the Maglev-hashed ("realistic") mode */
+#define ULP 1e-9
+
+/* --- configurations -------------------------------------------------------- */
+
+/* n_vips VIPs (192.0.2.10+i:80/tcp) with n[i] backends each, ids in order. */
+static struct lb_config *
+cfg_make(uint32_t n_vips, const uint32_t *n)
+{
+	size_t cap = 4096, len = 0;
+	char *doc = malloc(cap), err[256];
+	struct lb_config *cfg;
+	json_error_t je;
+	json_t *root;
+
+	assert_non_null(doc);
+#define APPEND(...)                                                                                \
+	do {                                                                                       \
+		int k_;                                                                            \
+		while ((k_ = snprintf(doc + len, cap - len, __VA_ARGS__)) >= (int)(cap - len)) {   \
+			cap *= 2;                                                                  \
+			doc = realloc(doc, cap);                                                   \
+			assert_non_null(doc);                                                      \
+		}                                                                                  \
+		len += (size_t)k_;                                                                 \
+	} while (0)
+	APPEND("{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": "
+	       "\"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": %u, \"seed\": "
+	       "\"test-hotkey\"}, \"vips\": [",
+	       M_TABLE);
+	for (uint32_t i = 0; i < n_vips; i++) {
+		APPEND("%s{\"address\": \"192.0.2.%u\", \"port\": 80, \"protocol\": \"tcp\", "
+		       "\"backends\": [",
+		       i ? ", " : "", 10 + i);
+		for (uint32_t j = 0; j < n[i]; j++)
+			APPEND("%s{\"address\": \"10.%u.%u.%u\"}", j ? ", " : "", 1 + i, j / 250,
+			       j % 250 + 1);
+		APPEND("]}");
+	}
+	APPEND("]}");
+#undef APPEND
+	root = json_loads(doc, 0, &je);
+	if (root == NULL)
+		fail_msg("test config is not JSON: %s", je.text);
+	cfg = lb_config_from_json(root, err, sizeof(err));
+	json_decref(root);
+	free(doc);
+	if (cfg == NULL)
+		fail_msg("test config rejected: %s", err);
+	return cfg;
+}
+
+static struct lb_snapshot *
+snap_make(const struct lb_config *cfg, uint64_t generation)
+{
+	char err[256];
+	struct lb_snapshot *s = lb_snapshot_build(cfg, generation, err, sizeof(err));
+
+	if (s == NULL)
+		fail_msg("snapshot: %s", err);
+	return s;
+}
+
+static uint64_t
+rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static bool
+active(const struct lb_snapshot *s, uint16_t id)
+{
+	return id < s->n_backends && s->backends[id].state == LB_BACKEND_ACTIVE &&
+	       s->backends[id].weight > 0;
+}
+
+static const struct lb_hot_override *
+find_ov(const struct lb_hotkey *h, uint16_t vip, uint64_t key_hash)
+{
+	const struct lb_hot_override *o;
+	uint32_t n = lb_hotkey_overrides(h, &o);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (o[i].vip_id == vip && o[i].key_hash == key_hash)
+			return &o[i];
+	return NULL;
+}
+
+static bool
+has_replica(const struct lb_hot_override *o, uint16_t id)
+{
+	for (uint16_t i = 0; i < o->n_replicas; i++)
+		if (o->replicas[i] == id)
+			return true;
+	return false;
+}
+
+static uint64_t
+counter(const struct lb_hotkey *h, const char *name)
+{
+	json_t *c = lb_hotkey_counters_json(h);
+	uint64_t v;
+
+	assert_non_null(c);
+	assert_true(json_is_integer(json_object_get(c, name)));
+	v = (uint64_t)json_integer_value(json_object_get(c, name));
+	json_decref(c);
+	return v;
+}
+
+/* --- the simulation ---------------------------------------------------------- */
+
+/*
+ * One VIP (id 0) with N backends. Per window: the hot key sends hot of T
+ * units; the other traffic (T - hot) is either spread exactly evenly over the
+ * usable backends (many tiny keys, perfectly balanced: the issue's idealised
+ * numbers come out exact) or over K_OTHER keys each sent to its Maglev home
+ * with lb_maglev_pick ("realistic": Maglev's and the keys' imbalance included).
+ * The hot key goes to its Maglev home, or, while it has an override, evenly
+ * over its active replicas (what the 5-tuple hash does in expectation).
+ */
+struct sim {
+	struct lb_config *cfg;
+	struct lb_snapshot *s;
+	struct lb_hotkey *h;
+	uint64_t generation;
+	uint64_t window;
+	bool realistic;
+	bool hot_reported; /* the sketch names the hot key this window */
+	uint64_t T, hot;
+	double w[LB_MAX_BACKENDS];       /* share of the other traffic per backend id */
+	uint64_t extra[LB_MAX_BACKENDS]; /* added load per backend (load-shift test) */
+	uint64_t load[LB_MAX_BACKENDS];
+	uint64_t vip_total[LB_MAX_VIPS];
+	double other_dev; /* max |other_b / mean - 1| over usable backends */
+};
+
+static void
+sim_publish(struct sim *m)
+{
+	uint32_t n = 0;
+
+	lb_snapshot_free(m->s);
+	m->s = snap_make(m->cfg, ++m->generation);
+	memset(m->w, 0, sizeof(m->w));
+	for (uint32_t id = 0; id < m->s->n_backends; id++)
+		n += active(m->s, (uint16_t)id);
+	if (!m->realistic) {
+		for (uint32_t id = 0; id < m->s->n_backends; id++)
+			m->w[id] = active(m->s, (uint16_t)id) ? 1.0 / n : 0;
+		m->other_dev = 0;
+		return;
+	}
+	uint64_t rng = 42;
+
+	for (uint32_t k = 0; k < K_OTHER; k++)
+		m->w[lb_maglev_pick(m->s, &m->s->vips[0], rng_next(&rng))] += 1.0 / K_OTHER;
+	m->other_dev = 0;
+	for (uint32_t id = 0; id < m->s->n_backends; id++)
+		if (active(m->s, (uint16_t)id)) {
+			double d = m->w[id] * n - 1;
+
+			if (d < 0)
+				d = -d;
+			if (d > m->other_dev)
+				m->other_dev = d;
+		}
+}
+
+static struct sim *
+sim_new(bool realistic, uint32_t n, const struct lb_hot_params *p)
+{
+	struct sim *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->realistic = realistic;
+	m->cfg = cfg_make(1, &n);
+	m->h = lb_hotkey_create(p);
+	assert_non_null(m->h);
+	m->hot_reported = true;
+	sim_publish(m);
+	return m;
+}
+
+static void
+sim_free(struct sim *m)
+{
+	lb_hotkey_free(m->h);
+	lb_snapshot_free(m->s);
+	lb_config_free(m->cfg);
+	free(m);
+}
+
+/* This window's per-backend load from the current assignment. */
+static void
+sim_loads(struct sim *m)
+{
+	const struct lb_hot_override *o = find_ov(m->h, 0, HOT_HASH);
+	uint16_t act[LB_HOT_MAX_REPLICAS];
+	uint32_t n_act = 0;
+	uint64_t other = m->T - m->hot;
+
+	memset(m->load, 0, sizeof(m->load));
+	for (uint32_t id = 0; id < m->s->n_backends; id++)
+		m->load[id] = (uint64_t)((double)other * m->w[id] + 0.5) + m->extra[id];
+	for (uint16_t i = 0; o != NULL && i < o->n_replicas; i++)
+		if (active(m->s, o->replicas[i]))
+			act[n_act++] = o->replicas[i];
+	if (n_act == 0) {
+		uint16_t home = lb_maglev_pick(m->s, &m->s->vips[0], HOT_HASH);
+
+		assert_int_not_equal(home, LB_BACKEND_NONE);
+		m->load[home] += m->hot;
+	} else {
+		for (uint32_t i = 0; i < n_act; i++)
+			m->load[act[i]] += m->hot / n_act + (i < m->hot % n_act);
+	}
+	m->vip_total[0] = m->T;
+}
+
+/* Peak / average over the usable backends of this window's loads. */
+static double
+sim_ratio(const struct sim *m)
+{
+	uint64_t peak = 0, sum = 0;
+	uint32_t n = 0;
+
+	for (uint32_t id = 0; id < m->s->n_backends; id++)
+		if (active(m->s, (uint16_t)id)) {
+			sum += m->load[id];
+			n++;
+			if (m->load[id] > peak)
+				peak = m->load[id];
+		}
+	return (double)peak * n / (double)sum;
+}
+
+/* One window: loads from the assignment, then the controller. *ratio is the
+ * peak/average the window saw (before the controller acted). */
+static bool
+sim_step(struct sim *m, double *ratio)
+{
+	struct lb_hot_candidate c[4];
+	uint32_t n_c = 0;
+
+	sim_loads(m);
+	if (ratio != NULL)
+		*ratio = sim_ratio(m);
+	memset(c, 0, sizeof(c));
+	if (m->hot_reported && m->hot > 0)
+		c[n_c++] = (struct lb_hot_candidate){
+		        .vip_id = 0, .key_hash = HOT_HASH, .count = m->hot};
+	/* Cold keys the sketch also names: below φ, never promoted. */
+	for (uint64_t k = 1; k <= 3; k++)
+		c[n_c++] = (struct lb_hot_candidate){
+		        .vip_id = 0, .key_hash = k * 0x1234567ULL, .count = m->T / 1000};
+	return lb_hotkey_window(m->h, m->s, m->load, m->vip_total, c, n_c, ++m->window);
+}
+
+static void
+assert_valid_override(const struct lb_snapshot *s, const struct lb_hot_override *o)
+{
+	assert_true(o->n_replicas >= 1 && o->n_replicas <= LB_HOT_MAX_REPLICAS);
+	for (uint16_t i = 0; i < o->n_replicas; i++) {
+		assert_true(active(s, o->replicas[i]));
+		assert_int_equal(s->backends[o->replicas[i]].vip_id, o->vip_id);
+		for (uint16_t j = 0; j < i; j++)
+			assert_int_not_equal(o->replicas[i], o->replicas[j]);
+	}
+}
+
+static double
+formula(uint32_t n, double p, uint32_t r)
+{
+	return 1 - p + n * p / r;
+}
+
+static void
+print_row(const char *what, uint32_t n, uint32_t r, double measured, double want)
+{
+	char rs[16];
+
+	snprintf(rs, sizeof(rs), r ? "%u" : "-", r);
+	printf("  | %-40s | %3u | %4s | %8.4f | %8.4f |\n", what, n, rs, measured, want);
+}
+
+/*
+ * The issue's table: no override (8.92), the computed r = 25 (1.24 <= 1.25),
+ * r forced to 4 by a pin (2.92), back to computed after unpin, and a replica
+ * (the key's Maglev home) failing: re-planned under the cap without it.
+ */
+static void
+test_hotkey_simulation_table(void **state)
+{
+	const bool realistic = *state != NULL;
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	struct sim *m = sim_new(realistic, N_SIM, &p);
+	const struct lb_hot_override *o;
+	double ratio, tol;
+	uint16_t home, pref[N_SIM], failed;
+	uint32_t np;
+
+	m->T = T_EXACT;
+	m->hot = (uint64_t)(P_HOT * T_EXACT + 0.5);
+	/* Realistic mode: only the other keys' imbalance moves the numbers, and by
+	 * at most (1 - p) times their largest relative deviation from the mean. */
+	tol = realistic ? (1 - P_HOT) * m->other_dev + ULP : ULP;
+	printf("\n  %s other traffic (max deviation of other load from its mean: %.4f)\n",
+	       realistic ? "Maglev-hashed" : "perfectly even", m->other_dev);
+	printf("  | %-40s | %3s | %4s | %8s | %8s |\n", "scenario", "N", "r", "peak/avg",
+	       "1-p+Np/r");
+	printf("  |%s|-----|------|----------|----------|\n",
+	       "------------------------------------------");
+
+	/* 1. No override: the key's home carries 1 - p + N p. */
+	assert_true(sim_step(m, &ratio));
+	print_row("no override", N_SIM, 0, ratio, formula(N_SIM, P_HOT, 1));
+	assert_true(ratio > formula(N_SIM, P_HOT, 1) - tol &&
+	            ratio < formula(N_SIM, P_HOT, 1) + tol);
+
+	/* Promoted in that same window: r = 25 along the preference order. */
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_int_equal(o->n_replicas, 25);
+	assert_valid_override(m->s, o);
+	home = lb_maglev_pick(m->s, &m->s->vips[0], HOT_HASH);
+	np = lb_hotkey_preference(m->s, &m->s->vips[0], HOT_HASH, pref, N_SIM);
+	assert_int_equal(np, N_SIM);
+	if (!realistic) {
+		/* Every backend projects to 1.24 <= 1.25: the first 25 in order. */
+		assert_memory_equal(o->replicas, pref, 25 * sizeof(uint16_t));
+		assert_int_equal(o->replicas[0], home);
+	}
+
+	/* 2. With r = 25: under the cap, and steady (no re-plans). */
+	for (int k = 0; k < 5; k++) {
+		assert_false(sim_step(m, &ratio));
+		if (realistic)
+			assert_true(ratio <= C_CAP + ULP);
+		else
+			assert_true(ratio > formula(N_SIM, P_HOT, 25) - tol &&
+			            ratio < formula(N_SIM, P_HOT, 25) + tol);
+	}
+	print_row("computed r (bounded loads)", N_SIM, 25, ratio, formula(N_SIM, P_HOT, 25));
+	assert_true(ratio <= C_CAP + ULP);
+	assert_int_equal(counter(m->h, "replans"), 0);
+	if (realistic) {
+		/* For contrast: the same r on the first 25 of the preference order
+		 * without the cap check (plain consistent hashing with replicas). */
+		uint64_t peak = 0, other = m->T - m->hot;
+
+		for (uint32_t j = 0; j < np; j++) {
+			uint64_t l = (uint64_t)((double)other * m->w[pref[j]] + 0.5) +
+			             (j < 25 ? m->hot / 25 : 0);
+
+			peak = l > peak ? l : peak;
+		}
+		print_row("computed r, no cap check (for contrast)", N_SIM, 25,
+		          (double)peak * N_SIM / (double)m->T, formula(N_SIM, P_HOT, 25));
+	}
+
+	/* 3. Pinned to r = 4: the cap cannot hold; least loaded, and no churn. */
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, HOT_HASH, NULL, 4, m->window), 0);
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_int_equal(o->n_replicas, 4);
+	assert_true(o->pinned);
+	assert_valid_override(m->s, o);
+	if (!realistic)
+		assert_memory_equal(o->replicas, pref, 4 * sizeof(uint16_t));
+	for (int k = 0; k < 5; k++) {
+		assert_false(sim_step(m, &ratio));
+		assert_true(ratio > formula(N_SIM, P_HOT, 4) - tol &&
+		            ratio < formula(N_SIM, P_HOT, 4) + tol);
+	}
+	print_row("pinned r = 4", N_SIM, 4, ratio, formula(N_SIM, P_HOT, 4));
+
+	/* 4. Unpinned: r grows back to the computed 25 in the next window. */
+	assert_int_equal(lb_hotkey_unpin(m->h, 0, HOT_HASH), 0);
+	assert_true(sim_step(m, NULL));
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_int_equal(o->n_replicas, 25);
+	assert_false(o->pinned);
+	assert_false(sim_step(m, &ratio));
+	assert_true(ratio <= C_CAP + ULP);
+	print_row("unpinned: computed r again", N_SIM, 25, ratio, formula(N_SIM, P_HOT, 25));
+
+	/* 5. A replica fails: its home, marked down in a rebuilt snapshot. */
+	failed = o->replicas[0];
+	assert_int_equal(m->cfg->vips[0].backends[failed].id, failed);
+	m->cfg->vips[0].backends[failed].state = LB_BACKEND_DOWN;
+	sim_publish(m);
+	tol = realistic ? (1 - P_HOT) * m->other_dev + ULP : ULP;
+	assert_true(sim_step(m, &ratio)); /* the window of the failure re-plans */
+	print_row("replica down, before re-plan (24 left)", N_SIM - 1, 24, ratio,
+	          formula(N_SIM - 1, P_HOT, 24));
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_false(has_replica(o, failed));
+	assert_valid_override(m->s, o);
+	/* r: ceil(99 * 0.08 / 0.33) = 24 < 25, within the shrink dead band: stays 25. */
+	assert_int_equal(o->n_replicas, 25);
+	assert_false(sim_step(m, &ratio));
+	assert_true(ratio <= C_CAP + ULP);
+	if (!realistic)
+		assert_true(ratio > formula(N_SIM - 1, P_HOT, 25) - tol &&
+		            ratio < formula(N_SIM - 1, P_HOT, 25) + tol);
+	print_row("replica down, re-planned", N_SIM - 1, o->n_replicas, ratio,
+	          formula(N_SIM - 1, P_HOT, o->n_replicas));
+	assert_int_equal(counter(m->h, "promotions"), 1);
+	assert_int_equal(counter(m->h, "demotions"), 0);
+	sim_free(m);
+}
+
+/* A replica whose other traffic rises above the cap is replaced; then quiet. */
+static void
+test_hotkey_load_shift_replans(void **state)
+{
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	struct sim *m = sim_new(false, N_SIM, &p);
+	const struct lb_hot_override *o;
+	uint16_t victim;
+	double ratio;
+
+	(void)state;
+	m->T = T_EXACT;
+	m->hot = (uint64_t)(P_HOT * T_EXACT + 0.5);
+	assert_true(sim_step(m, NULL));
+	o = find_ov(m->h, 0, HOT_HASH);
+	victim = o->replicas[3];
+	m->extra[victim] = T_EXACT / N_SIM / 2; /* +0.5 average */
+	assert_true(sim_step(m, NULL));
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_false(has_replica(o, victim));
+	assert_int_equal(o->n_replicas, 25);
+	assert_int_equal(counter(m->h, "replans"), 1);
+	for (int k = 0; k < 10; k++)
+		assert_false(sim_step(m, &ratio));
+	/* The victim's own 0.92 + 0.5 is not the key's doing; the replicas hold the cap. */
+	for (uint16_t i = 0; i < o->n_replicas; i++)
+		assert_true((double)m->load[o->replicas[i]] <=
+		            C_CAP * (double)(T_EXACT + m->extra[victim]) / N_SIM);
+	assert_int_equal(counter(m->h, "replans"), 1);
+	sim_free(m);
+}
+
+/* Every way a replica stops being usable: the next window re-plans without it. */
+enum unusable_how { GONE_DOWN, GONE_DRAINING, GONE_WEIGHT0, GONE_REMOVED };
+
+static const char *const g_unusable_names[] = {"down", "draining", "weight 0", "removed"};
+static const enum unusable_how g_unusable[] = {GONE_DOWN, GONE_DRAINING, GONE_WEIGHT0,
+                                               GONE_REMOVED};
+
+static void
+test_hotkey_replica_unusable(void **state)
+{
+	const enum unusable_how how = *(const enum unusable_how *)*state;
+	struct lb_hot_params p = {.epsilon = C_CAP - 1};
+	struct sim *m = sim_new(false, 20, &p);
+	struct lb_cfg_vip *cv = &m->cfg->vips[0];
+	const struct lb_hot_override *o;
+	uint16_t gone;
+
+	m->T = 2000000;
+	m->hot = 600000; /* p = 0.3: r = ceil(20 * 0.3 / 0.55) = 11 */
+	assert_true(sim_step(m, NULL));
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_int_equal(o->n_replicas, 11);
+	gone = o->replicas[1];
+	printf("  replica %u %s\n", gone, g_unusable_names[how]);
+	switch (how) {
+	case GONE_DOWN:
+		cv->backends[gone].state = LB_BACKEND_DOWN;
+		break;
+	case GONE_DRAINING:
+		cv->backends[gone].state = LB_BACKEND_DRAINING;
+		break;
+	case GONE_WEIGHT0:
+		cv->backends[gone].weight = 0;
+		break;
+	case GONE_REMOVED:
+		memmove(&cv->backends[gone], &cv->backends[gone + 1],
+		        (cv->n_backends - gone - 1) * sizeof(*cv->backends));
+		cv->n_backends--;
+		break;
+	}
+	sim_publish(m);
+	assert_true(sim_step(m, NULL));
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_false(has_replica(o, gone));
+	assert_valid_override(m->s, o);
+	assert_int_equal(o->n_replicas, 11);
+	assert_int_equal(counter(m->h, "replans"), 1);
+	assert_false(sim_step(m, NULL));
+	sim_free(m);
+}
+
+/*
+ * Bounded loads at promotion: a heavy backend early in the key's preference
+ * order is skipped; if fewer than r qualify, the least loaded of the rest fill in.
+ */
+static void
+test_hotkey_bounded_load_skips(void **state)
+{
+	uint32_t n = 10;
+	struct lb_config *cfg = cfg_make(1, &n);
+	struct lb_snapshot *s = snap_make(cfg, 1);
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	const struct lb_hot_override *o;
+	uint64_t load[16], total[1];
+	uint16_t pref[16];
+	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = HOT_HASH};
+
+	(void)state;
+	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, pref, 16), 10);
+
+	/* p = 0.2, r = ceil(10 * 0.2 / 0.45) = 5. Base 100k each, pref[1] 300k:
+	 * T = 1.5M, hot = 300k, average 150k, cap 187.5k; pref[1] projects to
+	 * 360k and is skipped, the others to 160k. */
+	for (int i = 0; i < 10; i++)
+		load[pref[i]] = i == 1 ? 300000 : 100000;
+	load[pref[0]] += 300000;
+	total[0] = 1500000;
+	c.count = 300000;
+	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
+	o = find_ov(h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_int_equal(o->n_replicas, 5);
+	{
+		const uint16_t want[] = {pref[0], pref[2], pref[3], pref[4], pref[5]};
+
+		assert_memory_equal(o->replicas, want, sizeof(want));
+	}
+	lb_hotkey_free(h);
+
+	/* pref[1..6] heavy (pref[4] a little less): only 4 qualify, so the least
+	 * loaded of the rest, pref[4], fills the fifth place. T = 2.6875M. */
+	h = lb_hotkey_create(NULL);
+	for (int i = 0; i < 10; i++)
+		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
+	load[pref[4]] = 250000;
+	load[pref[0]] += 537500;
+	total[0] = 2687500;
+	c.count = 537500;
+	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
+	o = find_ov(h, 0, HOT_HASH);
+	assert_int_equal(o->n_replicas, 5);
+	{
+		const uint16_t want[] = {pref[0], pref[4], pref[7], pref[8], pref[9]};
+
+		assert_memory_equal(o->replicas, want, sizeof(want));
+	}
+	lb_hotkey_free(h);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
+/* --- the flapping bound ------------------------------------------------------ */
+
+/*
+ * A minute of 100 ms windows: p follows a triangle wave between 0.3 φ and
+ * 1.7 φ (period 20 s) plus uniform noise of ±0.15 φ, so it crosses φ many
+ * times near each crossing. Bound: a promotion needs p >= φ, a demotion needs
+ * D consecutive windows with p < φ/2, and they alternate. So promotions are at
+ * most the number U of band crossings (p entering [φ, 1] after having been
+ * below φ/2, or at the start), demotions at most promotions, and an override
+ * lives at least D windows. Checked per event, and the counts are asserted.
+ */
+static void
+test_hotkey_sweep_no_flapping(void **state)
+{
+	const double phi = 0.01, low = phi / 2;
+	const uint32_t D = 5, windows = 600, period = 200;
+	struct lb_hot_params p = {.threshold = phi,
+	                          .threshold_low = low,
+	                          .demote_windows = D,
+	                          .epsilon = 0.25,
+	                          .ewma_alpha = 0.5};
+	struct sim *m = sim_new(false, N_SIM, &p);
+	double share[600];
+	uint64_t rng = 7, promoted_at = 0;
+	uint32_t promotions = 0, demotions = 0, naive = 0, band_up = 0, below_run = 0;
+	uint32_t r_prev = 0, r_max = 0, r_top = 0, r_changes = 0;
+	bool was_on = false, naive_on = false, band_high = false, band_known = false;
+	bool falling = false;
+
+	(void)state;
+	m->T = 1000000;
+	for (uint32_t t = 0; t < windows; t++) {
+		uint32_t ph = t % period;
+		double tri = ph < period / 2 ? -1 + 4.0 * ph / period : 3 - 4.0 * ph / period;
+		double noise = ((double)(rng_next(&rng) >> 11) / (double)(1ULL << 53)) * 2 - 1;
+		bool on;
+
+		share[t] = phi * (1 + 0.7 * tri + 0.15 * noise);
+		m->hot = (uint64_t)(share[t] * (double)m->T + 0.5);
+		sim_step(m, NULL);
+		on = find_ov(m->h, 0, HOT_HASH) != NULL;
+		below_run = share[t] < low ? below_run + 1 : 0;
+		if (on && !was_on) {
+			promotions++;
+			promoted_at = m->window;
+			assert_true(share[t] >= phi);
+		}
+		if (!on && was_on) {
+			demotions++;
+			assert_true(below_run >= D);
+			assert_true(m->window - promoted_at >= D);
+		}
+		if (on) {
+			uint16_t r = find_ov(m->h, 0, HOT_HASH)->n_replicas;
+
+			assert_valid_override(m->s, find_ov(m->h, 0, HOT_HASH));
+			/* r within one lifetime: a staircase up, then down, no back and forth. */
+			if (!was_on) {
+				r_prev = r_max = r;
+				falling = false;
+			}
+			if (r < r_prev)
+				falling = true;
+			if (r > r_prev)
+				assert_false(falling);
+			if (r > r_max)
+				r_max = r;
+			if (r != r_prev)
+				r_changes++;
+			r_prev = r;
+			if (r_max > r_top)
+				r_top = r_max;
+		}
+		was_on = on;
+		/* The band state machine, and a single-threshold controller to compare. */
+		if (share[t] >= phi && (!band_known || !band_high)) {
+			band_up++;
+			band_high = band_known = true;
+		} else if (share[t] < low) {
+			band_high = false;
+			band_known = true;
+		}
+		if ((share[t] >= phi) != naive_on) {
+			naive++;
+			naive_on = share[t] >= phi;
+		}
+	}
+	printf("\n  sweep over %u windows: promotions %u, demotions %u, re-plans %llu (r up to "
+	       "%u); band crossings U = %u; a single-threshold controller would switch %u "
+	       "times\n",
+	       windows, promotions, demotions, (unsigned long long)counter(m->h, "replans"), r_top,
+	       band_up, naive);
+	assert_int_equal(counter(m->h, "promotions"), promotions);
+	assert_int_equal(counter(m->h, "demotions"), demotions);
+	assert_true(promotions >= 1 && demotions >= 1);
+	assert_true(promotions <= band_up);
+	assert_true(demotions <= promotions && promotions <= demotions + 1);
+	/* Three periods: at most one promotion and one demotion each. */
+	assert_true(band_up <= windows / period + 1);
+	assert_true(promotions <= windows / period && demotions <= windows / period);
+	/* Re-plans here are r changes only (nothing fails): a staircase per
+	 * lifetime, so at most 2 (r_max - 1) each. */
+	assert_int_equal(counter(m->h, "replans"), r_changes);
+	assert_true(r_changes <= promotions * 2 * (r_top - 1));
+	assert_true(naive > 4 * promotions);
+	sim_free(m);
+}
+
+/* --- demotion, pinning, removal ---------------------------------------------- */
+
+static void
+test_hotkey_demotes_after_share_drops(void **state)
+{
+	struct lb_hot_params p = {.demote_windows = 5};
+	struct sim *m = sim_new(false, N_SIM, &p);
+	uint16_t home;
+
+	(void)state;
+	m->T = T_EXACT;
+	m->hot = (uint64_t)(P_HOT * T_EXACT + 0.5);
+	assert_true(sim_step(m, NULL));
+	assert_non_null(find_ov(m->h, 0, HOT_HASH));
+	/* A one-window gap (the sketch missed it) does not demote... */
+	m->hot_reported = false;
+	assert_false(sim_step(m, NULL));
+	m->hot_reported = true;
+	assert_false(sim_step(m, NULL));
+	assert_int_equal(find_ov(m->h, 0, HOT_HASH)->low_windows, 0);
+	/* ...five windows without it do, on the fifth. */
+	m->hot_reported = false;
+	for (int k = 1; k < 5; k++) {
+		sim_step(m, NULL);
+		assert_non_null(find_ov(m->h, 0, HOT_HASH));
+		assert_int_equal(find_ov(m->h, 0, HOT_HASH)->low_windows, k);
+	}
+	assert_true(sim_step(m, NULL));
+	assert_null(find_ov(m->h, 0, HOT_HASH));
+	assert_int_equal(counter(m->h, "demotions"), 1);
+	assert_int_equal(counter(m->h, "active"), 0);
+	/* Back on its home: no more changes. */
+	home = lb_maglev_pick(m->s, &m->s->vips[0], HOT_HASH);
+	m->hot = 0;
+	assert_false(sim_step(m, NULL));
+	assert_int_not_equal(home, LB_BACKEND_NONE);
+
+	/* A share between the thresholds keeps the override (hysteresis). */
+	m->hot_reported = true;
+	m->hot = (uint64_t)(0.02 * T_EXACT);
+	assert_true(sim_step(m, NULL));
+	m->hot = (uint64_t)(0.007 * T_EXACT); /* below φ = 0.01, above φ/2 */
+	for (int k = 0; k < 20; k++)
+		sim_step(m, NULL);
+	assert_non_null(find_ov(m->h, 0, HOT_HASH));
+	sim_free(m);
+}
+
+static void
+test_hotkey_pin_unpin(void **state)
+{
+	struct lb_hot_params p = {.demote_windows = 3};
+	struct sim *m = sim_new(false, N_SIM, &p);
+	const struct lb_hot_override *o;
+	const uint64_t cold = 0xc01dULL;
+	struct lb_flow_key key;
+
+	(void)state;
+	m->T = T_EXACT;
+	m->hot = (uint64_t)(P_HOT * T_EXACT + 0.5);
+	assert_true(sim_step(m, NULL));
+	/* Pinned with r = 0 (computed): keeps its 25, never demoted. */
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, HOT_HASH, NULL, 0, m->window), 0);
+	assert_int_equal(find_ov(m->h, 0, HOT_HASH)->n_replicas, 25);
+	m->hot_reported = false;
+	for (int k = 0; k < 20; k++)
+		sim_step(m, NULL);
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_true(o->pinned);
+	assert_int_equal(o->low_windows, 20);
+	assert_int_equal(counter(m->h, "pinned"), 1);
+	/* Unpinned: demoted after demote_windows more windows. */
+	assert_int_equal(lb_hotkey_unpin(m->h, 0, HOT_HASH), 0);
+	assert_int_equal(counter(m->h, "pinned"), 0);
+	for (int k = 0; k < 2; k++) {
+		sim_step(m, NULL);
+		assert_non_null(find_ov(m->h, 0, HOT_HASH));
+	}
+	assert_true(sim_step(m, NULL));
+	assert_null(find_ov(m->h, 0, HOT_HASH));
+
+	/* Pinning a key that was never hot: one replica per r, key stored. */
+	memset(&key, 0, sizeof(key));
+	key.sport = 1234;
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, cold, &key, 0, m->window), 0);
+	o = find_ov(m->h, 0, cold);
+	assert_int_equal(o->n_replicas, 1);
+	assert_int_equal(o->key.sport, 1234);
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, cold, &key, 3, m->window), 0);
+	assert_int_equal(find_ov(m->h, 0, cold)->n_replicas, 3);
+	assert_valid_override(m->s, find_ov(m->h, 0, cold));
+	/* r larger than N is clamped to N. */
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, cold, &key, 200, m->window), 0);
+	assert_int_equal(find_ov(m->h, 0, cold)->n_replicas, N_SIM);
+	assert_valid_override(m->s, find_ov(m->h, 0, cold));
+
+	/* Errors. */
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 7, cold, NULL, 0, m->window), -ENOENT);
+	assert_int_equal(lb_hotkey_unpin(m->h, 0, 0xdeadULL), -ENOENT);
+	assert_int_equal(lb_hotkey_unpin(m->h, 7, cold), -ENOENT);
+	sim_free(m);
+}
+
+static void
+test_hotkey_table_full(void **state)
+{
+	uint32_t n = 4;
+	struct lb_config *cfg = cfg_make(1, &n);
+	struct lb_snapshot *s = snap_make(cfg, 1);
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	uint64_t load[4] = {100, 100, 100, 100}, total[1] = {400};
+	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = 0xfeed, .count = 200};
+
+	(void)state;
+	for (uint64_t k = 0; k < LB_HOT_MAX_OVERRIDES; k++)
+		assert_int_equal(lb_hotkey_pin(h, s, 0, k * 0x9e3779b97f4a7c15ULL + 1, NULL, 2, 1),
+		                 0);
+	assert_int_equal(lb_hotkey_pin(h, s, 0, 0xfeed, NULL, 2, 1), -ENOSPC);
+	assert_int_equal(counter(h, "active"), LB_HOT_MAX_OVERRIDES);
+	/* A hot key that finds the table full is counted, not promoted. */
+	lb_hotkey_window(h, s, load, total, &c, 1, 2);
+	assert_int_equal(counter(h, "table_full"), 1);
+	assert_null(find_ov(h, 0, 0xfeed));
+	/* Every pinned key is still found (the index survives the fill). */
+	for (uint64_t k = 0; k < LB_HOT_MAX_OVERRIDES; k++)
+		assert_int_equal(lb_hotkey_unpin(h, 0, k * 0x9e3779b97f4a7c15ULL + 1), 0);
+	lb_hotkey_free(h);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
+static void
+test_hotkey_vip_removed_drops(void **state)
+{
+	const uint32_t n[2] = {10, 10};
+	struct lb_config *cfg = cfg_make(2, n);
+	struct lb_snapshot *s = snap_make(cfg, 1);
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	uint64_t load[20], total[2] = {1000000, 1000000};
+	struct lb_hot_candidate c[2] = {{.vip_id = 0, .key_hash = 11, .count = 300000},
+	                                {.vip_id = 1, .key_hash = 22, .count = 300000}};
+	json_t *ev;
+
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		load[i] = 100000;
+	load[lb_maglev_pick(s, &s->vips[0], 11)] += 300000;
+	load[lb_maglev_pick(s, &s->vips[1], 22)] += 300000;
+	assert_true(lb_hotkey_window(h, s, load, total, c, 2, 1));
+	assert_int_equal(counter(h, "active"), 2);
+
+	/* VIP 1 removed: its override goes, VIP 0's stays. */
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+	cfg = cfg_make(1, n);
+	s = snap_make(cfg, 2);
+	assert_true(lb_hotkey_window(h, s, load, total, c, 2, 2));
+	assert_null(find_ov(h, 1, 22));
+	assert_non_null(find_ov(h, 0, 11));
+	assert_int_equal(counter(h, "dropped"), 1);
+	ev = lb_hotkey_events_json(h);
+	assert_string_equal(json_string_value(json_object_get(
+	                            json_array_get(ev, json_array_size(ev) - 1), "event")),
+	                    "drop");
+	json_decref(ev);
+	lb_hotkey_free(h);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
+/* One usable backend (one configured, or two with one down): nothing to spread. */
+static void
+test_hotkey_single_backend_not_promoted(void **state)
+{
+	const uint32_t n[2] = {1, 2};
+	struct lb_config *cfg = cfg_make(2, n);
+	struct lb_snapshot *s;
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	uint64_t load[3] = {1000, 1000, 0}, total[2] = {1000, 1000};
+	struct lb_hot_candidate c[2] = {{.vip_id = 0, .key_hash = 1, .count = 900},
+	                                {.vip_id = 1, .key_hash = 2, .count = 900}};
+
+	(void)state;
+	cfg->vips[1].backends[1].state = LB_BACKEND_DOWN;
+	s = snap_make(cfg, 1);
+	assert_int_equal(s->vips[1].n_active, 1);
+	assert_false(lb_hotkey_window(h, s, load, total, c, 2, 1));
+	assert_int_equal(counter(h, "active"), 0);
+	assert_int_equal(counter(h, "promotions"), 0);
+	lb_hotkey_free(h);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
+/* --- events, counters, parameters -------------------------------------------- */
+
+static void
+test_hotkey_events_json(void **state)
+{
+	struct lb_hot_params p = {.demote_windows = 2};
+	struct sim *m = sim_new(false, N_SIM, &p);
+	static const char *const want[] = {"promote", "pin", "unpin", "demote"};
+	char hash[24];
+	json_t *ev, *e;
+
+	(void)state;
+	m->T = T_EXACT;
+	m->hot = (uint64_t)(P_HOT * T_EXACT + 0.5);
+	sim_step(m, NULL);
+	assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, HOT_HASH, NULL, 0, m->window), 0);
+	assert_int_equal(lb_hotkey_unpin(m->h, 0, HOT_HASH), 0);
+	m->hot_reported = false;
+	sim_step(m, NULL);
+	sim_step(m, NULL);
+	ev = lb_hotkey_events_json(m->h);
+	assert_true(json_is_array(ev));
+	assert_int_equal(json_array_size(ev), 4);
+	snprintf(hash, sizeof(hash), "0x%016llx", (unsigned long long)HOT_HASH);
+	for (size_t i = 0; i < 4; i++) {
+		e = json_array_get(ev, i);
+		assert_string_equal(json_string_value(json_object_get(e, "event")), want[i]);
+		assert_string_equal(json_string_value(json_object_get(e, "key_hash")), hash);
+		assert_int_equal(json_integer_value(json_object_get(e, "vip_id")), 0);
+		assert_true(json_is_real(json_object_get(e, "share")));
+		assert_true(json_is_integer(json_object_get(e, "window")));
+	}
+	e = json_array_get(ev, 0);
+	assert_int_equal(json_integer_value(json_object_get(e, "window")), 1);
+	assert_int_equal(json_integer_value(json_object_get(e, "replicas")), 25);
+	assert_true(json_real_value(json_object_get(e, "share")) > P_HOT - ULP);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 3), "window")), 3);
+	json_decref(ev);
+
+	/* The ring keeps the newest LB_HOT_MAX_EVENTS, oldest first. */
+	for (uint32_t k = 0; k < LB_HOT_MAX_EVENTS; k++) {
+		assert_int_equal(lb_hotkey_pin(m->h, m->s, 0, 77, NULL, 1, 100 + k), 0);
+		assert_int_equal(lb_hotkey_unpin(m->h, 0, 77), 0);
+	}
+	ev = lb_hotkey_events_json(m->h);
+	assert_int_equal(json_array_size(ev), LB_HOT_MAX_EVENTS);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "window")),
+	                 100 + LB_HOT_MAX_EVENTS / 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "event")),
+	                    "pin");
+	json_decref(ev);
+	sim_free(m);
+}
+
+static void
+test_hotkey_params(void **state)
+{
+	static const struct lb_hot_params bad[] = {
+	        {.threshold = -0.1},
+	        {.threshold = 1.5},
+	        {.threshold = 0.01, .threshold_low = 0.02},
+	        {.epsilon = -1},
+	        {.ewma_alpha = 1.5},
+	        {.threshold = __builtin_nan("")},
+	};
+	struct lb_hot_params p, q = {.threshold = 0.05, .epsilon = 0.1};
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+
+	(void)state;
+	assert_non_null(h);
+	lb_hotkey_get_params(h, &p);
+	assert_true(p.threshold == 0.01 && p.threshold_low == 0.005 && p.demote_windows == 5 &&
+	            p.epsilon == 0.25 && p.ewma_alpha == 0.5);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		assert_null(lb_hotkey_create(&bad[i]));
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(lb_hotkey_set_params(h, &bad[i]), -EINVAL);
+	}
+	assert_int_equal(lb_hotkey_set_params(h, &q), 0);
+	lb_hotkey_get_params(h, &p);
+	assert_true(p.threshold == 0.05 && p.threshold_low == 0.025 && p.epsilon == 0.1);
+	lb_hotkey_free(h);
+	lb_hotkey_free(NULL);
+}
+
+/* --- pure helpers ------------------------------------------------------------ */
+
+struct replicas_row {
+	uint32_t n;
+	double p, c;
+	uint32_t want;
+};
+
+static const struct replicas_row g_replicas_rows[] = {
+        {100, 0.08, 1.25, 25},   /* the issue: 8 / 0.33 = 24.2 */
+        {100, 0.01, 1.25, 4},    /* 1 / 0.26 = 3.85 */
+        {100, 0.5, 1.25, 67},    /* 50 / 0.75 = 66.7 */
+        {100, 1.0, 1.25, 80},    /* exactly 80: no spurious 81 */
+        {100, 0.2, 1.3, 40},     /* 20 / 0.5 = 40 despite 1.3 - 1 = 0.30000000000000004 */
+        {99, 0.08, 1.25, 24},    /* 7.92 / 0.33 = 24.000000000000004 -> 24 */
+        {100, 0.08, 1.0, 100},   /* c = 1: every backend */
+        {100, 0.001, 1.25, 1},   /* 0.1 / 0.251: at least one */
+        {100, 0.0, 1.25, 1},     /* no share: one */
+        {1000, 0.08, 1.25, 243}, /* 80 / 0.33 = 242.4 */
+        {10000, 0.08, 1.25, LB_HOT_MAX_REPLICAS}, /* 2425: the limit */
+        {3, 0.9, 1.25, 3},                        /* 2.35: at most N */
+        {2, 0.9, 1.25, 2},
+        {1, 0.9, 1.25, 1},
+        {0, 0.5, 1.25, 0},    /* no backend: none */
+        {100, 0.1, 0.5, 100}, /* c < 1 - p: no finite r holds it */
+};
+
+static void
+test_hotkey_replicas_row(void **state)
+{
+	const struct replicas_row *r = *state;
+
+	assert_int_equal(lb_hotkey_replicas(r->n, r->p, r->c), r->want);
+}
+
+/* Distinct ids, the Maglev home first, in table order, deterministic. */
+static void
+test_hotkey_preference(void **state)
+{
+	uint32_t n = N_SIM;
+	struct lb_config *cfg = cfg_make(1, &n);
+	struct lb_snapshot *s = snap_make(cfg, 1), *s2;
+	uint16_t a[N_SIM], b[N_SIM], c[N_SIM];
+	uint64_t rng = 3;
+
+	(void)state;
+	for (int k = 0; k < 200; k++) {
+		uint64_t key = rng_next(&rng);
+		uint32_t slot = lb_fastmod((uint32_t)key, s->table_fastmod, s->table_size);
+		uint16_t na = lb_hotkey_preference(s, &s->vips[0], key, a, N_SIM);
+
+		assert_int_equal(na, N_SIM);
+		assert_int_equal(a[0], lb_maglev_pick(s, &s->vips[0], key));
+		assert_int_equal(a[0], s->vips[0].table[slot]);
+		for (uint32_t i = 0; i < na; i++)
+			for (uint32_t j = 0; j < i; j++)
+				assert_int_not_equal(a[i], a[j]);
+		/* The second entry is the next different id after the home's slot. */
+		for (uint32_t i = slot;; i = (i + 1) % s->table_size)
+			if (s->vips[0].table[i] != a[0]) {
+				assert_int_equal(a[1], s->vips[0].table[i]);
+				break;
+			}
+		/* A shorter list is a prefix. */
+		assert_int_equal(lb_hotkey_preference(s, &s->vips[0], key, b, 7), 7);
+		assert_memory_equal(a, b, 7 * sizeof(uint16_t));
+		(void)c;
+	}
+	/* Another instance, same config: the same order. */
+	s2 = snap_make(cfg, 9);
+	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, a, N_SIM), N_SIM);
+	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, b, N_SIM), N_SIM);
+	assert_memory_equal(a, b, sizeof(a));
+	lb_snapshot_free(s2);
+	/* A backend down is absent, and the rest keep their relative order. */
+	cfg->vips[0].backends[a[1]].state = LB_BACKEND_DOWN;
+	s2 = snap_make(cfg, 10);
+	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, c, N_SIM), N_SIM - 1);
+	for (uint32_t i = 0; i < N_SIM - 1; i++)
+		assert_int_not_equal(c[i], a[1]);
+	assert_int_equal(c[0], a[0]);
+	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, c, 0), 0);
+	lb_snapshot_free(s2);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
+int
+main(void)
+{
+	static const int realistic = 1;
+	struct CMUnitTest tests[64];
+	size_t n = 0;
+
+	tests[n++] =
+	        (struct CMUnitTest)cmocka_unit_test_prestate(test_hotkey_simulation_table, NULL);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(test_hotkey_simulation_table,
+	                                                          (void *)&realistic);
+	for (size_t i = 0; i < sizeof(g_unusable) / sizeof(g_unusable[0]); i++)
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(
+		        test_hotkey_replica_unusable, (void *)&g_unusable[i]);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_load_shift_replans);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_bounded_load_skips);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_sweep_no_flapping);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_demotes_after_share_drops);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_pin_unpin);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_table_full);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_vip_removed_drops);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_single_backend_not_promoted);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_events_json);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_params);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_preference);
+	for (size_t i = 0; i < sizeof(g_replicas_rows) / sizeof(g_replicas_rows[0]); i++)
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(
+		        test_hotkey_replicas_row, (void *)&g_replicas_rows[i]);
+	return _cmocka_run_group_tests("hotkey", tests, n, NULL, NULL);
+}
