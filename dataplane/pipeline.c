@@ -66,6 +66,38 @@ key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_s
 }
 
 /*
+ * Feed the burst's VIP packets to the hot-key sketch, each under the key its
+ * VIP's key mode makes (what Maglev hashes): the 5-tuple hash already made,
+ * or for the source-address modes a second SipHash of the reduced key, done
+ * only for the packets the sketch samples. Changes nothing in forwarding.
+ */
+static void
+sketch_burst(struct lb_sketch *sk, const struct lb_snapshot *s, const struct pkt_state *st,
+             uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		const struct pkt_state *ps = &st[i];
+		const struct lb_vip *v = ps->vip;
+		struct lb_flow_key k;
+
+		if (v == NULL)
+			continue;
+		if (v->key_mode == LB_KEY_5TUPLE) {
+			lb_sketch_add(sk, v->id, ps->hash, &ps->info.key, 1);
+		} else if (!lb_sketch_next_sampled(sk)) {
+			lb_sketch_add(sk, v->id, 0, NULL, 1); /* counted in the VIP's total only */
+		} else {
+			memset(&k, 0, sizeof(k));
+			k.src = ps->info.key.src;
+			k.af = ps->info.key.af;
+			if (v->key_mode == LB_KEY_SRC_IP_DPORT)
+				k.dport = ps->info.key.dport;
+			lb_sketch_add(sk, v->id, lb_hash_flow(&s->hkey, &k), &k, 1);
+		}
+	}
+}
+
+/*
  * Answer a packet too big for the tunnel with ICMP, in place; false if we
  * cannot. Rare: kept out of line so that forward() stays small enough to inline.
  */
@@ -356,6 +388,9 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	for (uint16_t i = 0; i < n; i++)
 		if (st[i].vip != NULL && !(st[i].info.flags & LB_PKT_FRAGMENT))
 			rte_prefetch0(lb_flow_bucket_of(w->ft, lb_flow_sig(st[i].hash)));
+	/* While the buckets arrive: the sketch (its counters are L2-resident). */
+	if (w->sketch != NULL)
+		sketch_burst(w->sketch, s, st, n);
 
 	/* Pass 2: flow table, Maglev, encapsulate. */
 	for (uint16_t i = 0; i < n; i++) {

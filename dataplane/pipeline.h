@@ -16,6 +16,7 @@
 
 #include "counters.h"
 #include "flow_table.h"
+#include "sketch.h"
 #include "snapshot.h"
 
 #define LB_BURST 32
@@ -29,6 +30,7 @@ struct lb_worker {
 	uint32_t udp_idle;
 	uint8_t src_mac[6];  /* outer Ethernet source: the out port's MAC */
 	bool has_exception;  /* non-VIP traffic goes to the exception port */
+	struct lb_sketch *sketch; /* hot-key sketch fed every VIP packet; NULL = disabled */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

@@ -51,7 +51,15 @@ lb_worker_main(void *arg)
 		if (cnt->snapshot_gen != s->generation)
 			__atomic_store_n(&cnt->snapshot_gen, s->generation, __ATOMIC_RELEASE);
 		w->now = (uint32_t)(rte_rdtsc() >> ctx->tick_shift);
-		for (uint16_t p = 0; p < io->n_rx_ports; p++) {
+		/* Relaxed: the number is all control publishes with it; the sketch
+		 * orders its own buffers (release on close, see sketch.c). */
+		if (ctx->window != NULL && w->sketch != NULL)
+			lb_sketch_poll(w->sketch, __atomic_load_n(ctx->window, __ATOMIC_RELAXED));
+		/* 0 while the memif gate (main.c) keeps this worker off the ports;
+		 * acquire: what the interrupt thread did meanwhile is visible. */
+		const uint16_t n_rx = __atomic_load_n(&io->n_rx_ports, __ATOMIC_ACQUIRE);
+
+		for (uint16_t p = 0; p < n_rx; p++) {
 			uint16_t port = io->rx_ports[p];
 			uint16_t n = rte_eth_rx_burst(port, q, pkts, LB_BURST);
 			uint16_t sent;

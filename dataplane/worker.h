@@ -32,6 +32,8 @@ struct lb_worker_ctx {
 	struct lb_snapshot *const *snap; /* published pointer, loaded with acquire */
 	struct rte_rcu_qsbr *qsv;
 	const volatile bool *stop;
+	/* The hot-key window control has opened (w.sketch must be set); NULL = no sketch. */
+	const volatile uint64_t *window;
 } __attribute__((aligned(64)));
 
 /** lcore entry point; arg is a struct lb_worker_ctx. Returns when *stop is set. */

@@ -24,6 +24,10 @@
  * rdtsc pair), to give a per-stage cycle budget; stages overlap in the real
  * pipeline, so they need not add up to the whole.
  *
+ * Each hit and new-flow case is followed by the same case with the hot-key
+ * sketch on (NAME+sketch_sN: sampling 1 in 2^N, N = 0, 2, 4; a round is one
+ * window, switched untimed), for the sketch's added ns/packet.
+ *
  * Usage: bench_pipeline [NAME-SUBSTRING]  runs the cases whose name contains it.
  * SPILLWAY_BENCH_QUICK=1 shrinks every case (for valgrind --tool=callgrind).
  */
@@ -45,6 +49,7 @@
 #include "flow_table.h"
 #include "parse.h"
 #include "pipeline.h"
+#include "sketch.h"
 #include "snapshot_build.h"
 
 #define N_BACKENDS 100
@@ -145,6 +150,7 @@ struct bench {
 	struct rte_mbuf **m;            /* the current burst's */
 	uint32_t next;                  /* first mbuf of the next burst */
 	double ns_per_cycle;
+	uint64_t window; /* hot-key window, when the worker has a sketch */
 };
 
 /* Move on to the next LB_BURST mbufs of the pool. */
@@ -288,6 +294,9 @@ median_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkt
 	double r[ROUNDS];
 
 	for (uint32_t i = 0; i < g_rounds; i++) {
+		/* A round is a hot-key window (~1M packets), switched untimed. */
+		if (b->w->sketch != NULL)
+			lb_sketch_poll(b->w->sketch, ++b->window);
 		r[i] = round_run(b, first + (fresh ? i * n_pkts : 0), draw, n_pkts, baseline);
 		if (r[i] < 0)
 			return -1.0;
@@ -323,6 +332,39 @@ report(struct bench *b, const char *name, uint32_t resident, uint32_t first, con
 	       name, resident, pipe * b->ns_per_cycle, pipe, base * b->ns_per_cycle, base,
 	       100.0 * (double)hits / (double)(hits + misses), g_rounds, n_pkts);
 	fflush(stdout);
+	return 0;
+}
+
+/*
+ * The same case with the hot-key sketch on, sampling 1 in 2^shift for each
+ * shift of SKETCH_SHIFTS, printed as NAME+sketch_sSHIFT right after the
+ * sketch-free line so the two are measured minutes apart at most. fresh_base:
+ * for the new-flow case, where flow numbers start for each shift (never seen).
+ */
+static const unsigned int g_sketch_shifts[] = {0, 2, 4};
+
+static int
+report_sketch(struct bench *b, const char *name, uint32_t resident, uint32_t first,
+              const uint32_t *draw, uint32_t n_pkts, int fresh)
+{
+	for (size_t i = 0; i < sizeof(g_sketch_shifts) / sizeof(g_sketch_shifts[0]); i++) {
+		char full[96];
+		int rc;
+
+		snprintf(full, sizeof(full), "%s+sketch_s%u", name, g_sketch_shifts[i]);
+		if (!selected(full))
+			continue;
+		b->w->sketch = lb_sketch_create(g_sketch_shifts[i]);
+		if (b->w->sketch == NULL)
+			return -1;
+		rc = report(b, full, resident,
+		            fresh ? first + (uint32_t)(i + 1) * 0x100000u : first, draw, n_pkts,
+		            fresh);
+		lb_sketch_free(b->w->sketch);
+		b->w->sketch = NULL;
+		if (rc != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -545,7 +587,8 @@ run_cases(struct bench *b)
 	/* Few flows: the flow table stays in L1/L2. */
 	b->w = worker_make();
 	if (b->w == NULL || preload(b, SMALL_FLOWS) != 0 ||
-	    report(b, "flow_hit_uniform", SMALL_FLOWS, 0, small, g_hit_packets, 0) != 0)
+	    report(b, "flow_hit_uniform", SMALL_FLOWS, 0, small, g_hit_packets, 0) != 0 ||
+	    report_sketch(b, "flow_hit_uniform", SMALL_FLOWS, 0, small, g_hit_packets, 0) != 0)
 		goto out;
 	stages_run(b, "stage", SMALL_FLOWS, small, g_hit_packets);
 	worker_free(b->w);
@@ -554,8 +597,11 @@ run_cases(struct bench *b)
 	b->w = worker_make();
 	if (b->w == NULL || preload(b, g_big_flows) != 0 ||
 	    report(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
+	    report_sketch(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
 	    report(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
-	    report(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0)
+	    report_sketch(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
+	    report(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0 ||
+	    report_sketch(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0)
 		goto out;
 	rc = 0;
 out:
