@@ -12,7 +12,9 @@
  * and the file as they were. The control socket's requests arrive here as lines
  * and are answered by rpc.c through struct lb_rpc_ops.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,9 @@
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
+#include "../dataplane/sketch.h"
 #include "control.h"
+#include "hotkey.h"
 #include "persist.h"
 #include "rpc.h"
 #include "server.h"
@@ -37,6 +41,7 @@
 #define TICK_MS 10
 #define RETIRE_MAX 64
 #define PUB_SAMPLES 1024
+#define HOT_CANDS_PER_CORE 256 /* candidates read from each core per window */
 #define PUB_WAIT_MAX_NS 50000000ull /* give up waiting for a stuck worker after 50 ms */
 
 struct retired {
@@ -59,6 +64,20 @@ struct lb_control {
 	uint64_t pub_count;
 	uint64_t pub_timeouts;
 	uint64_t build_ns;
+	/* Hot keys (NULL when disabled): the controller, the open window, the
+	 * closed window still to read (0: none), when the next window opens, and
+	 * each backend's cumulative packets at the last window (for loads). */
+	struct lb_hotkey *hot;
+	uint64_t hot_window;
+	uint64_t hot_pending;
+	uint64_t hot_next_ms;
+	uint32_t hot_window_ms;
+	uint64_t hot_missed; /* core-windows lost: a core reopened before we read */
+	uint64_t *hot_prev;
+	uint64_t *hot_load;
+	uint64_t *hot_vip_total;
+	struct lb_sketch_cand *hot_cands;
+	struct lb_hot_candidate *hot_merged;
 	struct retired retire[RETIRE_MAX];
 	unsigned int n_retire;
 	int epfd, sigfd, timerfd;
@@ -311,37 +330,57 @@ publish_json(const struct lb_control *c)
 	return o;
 }
 
-/* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
-static int
-apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t errlen)
+/* The hot-key overrides in the form the snapshot builder takes. */
+static uint32_t
+overrides_for_build(const struct lb_control *c, struct lb_snapshot_override *out)
 {
-	struct lb_snapshot *s, *old;
-	int rc;
+	const struct lb_hot_override *o;
+	uint32_t n;
 
-	/* assign_ids may advance backend generations even if a later step fails:
-	 * harmless, a generation is only required never to repeat. */
-	rc = assign_ids(c, cfg);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot assign ids: %s", strerror(-rc));
-		lb_config_free(cfg);
-		return rc;
+	if (c->hot == NULL)
+		return 0;
+	n = lb_hotkey_overrides(c->hot, &o);
+	for (uint32_t i = 0; i < n; i++) {
+		out[i].vip_id = o[i].vip_id;
+		out[i].key_hash = o[i].key_hash;
+		out[i].n_replicas = o[i].n_replicas;
+		out[i].replicas = o[i].replicas;
 	}
+	return n;
+}
+
+/*
+ * Build cfg's snapshot for the next generation: tables unchanged since the
+ * published snapshot are copied from it, hot-key overrides are laid in.
+ */
+static struct lb_snapshot *
+build(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
+{
+	struct lb_snapshot_override *ov = NULL;
+	struct lb_snapshot *s;
+	uint32_t n_ov = 0;
 	uint64_t t0 = rte_rdtsc();
 
-	s = lb_snapshot_build(cfg, c->generation + 1, err, errlen);
-	c->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
-	if (s == NULL) {
-		lb_config_free(cfg);
-		return -ENOMEM;
-	}
-	if (save && c->p.state_path != NULL) {
-		rc = persist(c, cfg, err, errlen);
-		if (rc != 0) {
-			lb_snapshot_free(s); /* never published: no reader has it */
-			lb_config_free(cfg);
-			return rc;
+	if (c->hot != NULL) {
+		ov = calloc(LB_HOT_MAX_OVERRIDES, sizeof(*ov));
+		if (ov == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return NULL;
 		}
+		n_ov = overrides_for_build(c, ov);
 	}
+	s = lb_snapshot_build_ext(cfg, c->generation + 1, *c->p.snap, ov, n_ov, err, errlen);
+	free(ov);
+	c->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
+	return s;
+}
+
+/* Publish a built snapshot: pointer swap, old one retired through RCU. */
+static void
+publish(struct lb_control *c, struct lb_snapshot *s)
+{
+	struct lb_snapshot *old;
+
 	reclaim(c, false);
 	if (c->n_retire == RETIRE_MAX) {
 		/* Workers are slow to pass a quiescent state: wait rather than leak. */
@@ -356,10 +395,41 @@ apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t 
 		c->retire[c->n_retire].token = rte_rcu_qsbr_start(c->p.qsv);
 		c->n_retire++;
 	}
-	lb_config_free(c->cfg);
-	c->cfg = cfg;
 	if (c->live)
 		wait_switch(c);
+}
+
+/* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
+static int
+apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t errlen)
+{
+	struct lb_snapshot *s;
+	int rc;
+
+	/* assign_ids may advance backend generations even if a later step fails:
+	 * harmless, a generation is only required never to repeat. */
+	rc = assign_ids(c, cfg);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot assign ids: %s", strerror(-rc));
+		lb_config_free(cfg);
+		return rc;
+	}
+	s = build(c, cfg, err, errlen);
+	if (s == NULL) {
+		lb_config_free(cfg);
+		return -ENOMEM;
+	}
+	if (save && c->p.state_path != NULL) {
+		rc = persist(c, cfg, err, errlen);
+		if (rc != 0) {
+			lb_snapshot_free(s); /* never published: no reader has it */
+			lb_config_free(cfg);
+			return rc;
+		}
+	}
+	lb_config_free(c->cfg);
+	c->cfg = cfg;
+	publish(c, s);
 	return 0;
 }
 
@@ -426,6 +496,219 @@ on_request(void *arg, const char *line, size_t len)
 	return lb_rpc_handle(&c->ops, line, len);
 }
 
+static const struct lb_vip *
+snap_vip(const struct lb_snapshot *s, uint16_t vip_id)
+{
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		if (s->vips[i].id == vip_id)
+			return &s->vips[i];
+	return NULL;
+}
+
+static json_t *
+vip_ref_json(const struct lb_vip *v)
+{
+	char buf[64];
+
+	return json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(v->af, &v->addr, buf, 64),
+			 "port", (json_int_t)ntohs(v->port), "protocol",
+			 v->proto == IPPROTO_TCP ? "tcp" : "udp");
+}
+
+/* The key as the VIP's key mode sees it. */
+static json_t *
+key_json(const struct lb_vip *v, const struct lb_flow_key *k)
+{
+	char buf[64];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "src", json_string(lb_ip_to_str(k->af, &k->src, buf, 64)));
+	if (v->key_mode != LB_KEY_SRC_IP)
+		json_object_set_new(o, "dport", json_integer(ntohs(k->dport)));
+	if (v->key_mode == LB_KEY_5TUPLE) {
+		json_object_set_new(o, "sport", json_integer(ntohs(k->sport)));
+		json_object_set_new(o, "dst", json_string(lb_ip_to_str(k->af, &k->dst, buf, 64)));
+		json_object_set_new(o, "protocol",
+				    json_string(k->proto == IPPROTO_TCP ? "tcp" : "udp"));
+	}
+	return o;
+}
+
+static json_t *
+hot_params_json(const struct lb_control *c)
+{
+	struct lb_hot_params hp;
+
+	lb_hotkey_get_params(c->hot, &hp);
+	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
+			 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
+			 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hot_window_ms);
+}
+
+static json_t *
+ops_hot_list(void *arg)
+{
+	const struct lb_control *c = arg;
+	const struct lb_snapshot *s = *c->p.snap;
+	const struct lb_hot_override *o;
+	uint32_t n = lb_hotkey_overrides(c->hot, &o);
+	json_t *root = json_object(), *arr = json_array();
+	json_t *counters = lb_hotkey_counters_json(c->hot);
+	char buf[64];
+
+	json_object_set_new(counters, "missed_core_windows", json_integer((json_int_t)c->hot_missed));
+	json_object_set_new(root, "params", hot_params_json(c));
+	json_object_set_new(root, "window", json_integer((json_int_t)c->hot_window));
+	json_object_set_new(root, "counters", counters);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct lb_vip *v = snap_vip(s, o[i].vip_id);
+		json_t *reps = json_array(), *e;
+
+		if (v == NULL)
+			continue;
+		for (uint16_t r = 0; r < o[i].n_replicas; r++) {
+			const struct lb_backend *b = &s->backends[o[i].replicas[r]];
+
+			json_array_append_new(reps, json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
+		}
+		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)o[i].key_hash);
+		e = json_pack("{s:o, s:o, s:s, s:f, s:o, s:I, s:b}", "vip", vip_ref_json(v), "key",
+			      key_json(v, &o[i].key), "key_hash", buf, "share", o[i].share,
+			      "replicas", reps, "since_window", (json_int_t)o[i].since_window,
+			      "pinned", o[i].pinned);
+		json_array_append_new(arr, e);
+	}
+	json_object_set_new(root, "overrides", arr);
+	return root;
+}
+
+static json_t *
+ops_hot_events(void *arg)
+{
+	const struct lb_control *c = arg;
+	const struct lb_snapshot *s = *c->p.snap;
+	json_t *ev = lb_hotkey_events_json(c->hot), *e;
+	size_t i;
+
+	/* Name VIPs as clients do, by address, port and protocol. */
+	json_array_foreach(ev, i, e) {
+		const struct lb_vip *v = snap_vip(s, (uint16_t)json_integer_value(
+							json_object_get(e, "vip_id")));
+
+		if (v != NULL)
+			json_object_set_new(e, "vip", vip_ref_json(v));
+	}
+	return ev;
+}
+
+static int
+ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
+{
+	struct lb_control *c = arg;
+	struct lb_hot_params hp;
+	json_t *v;
+	int rc;
+
+	lb_hotkey_get_params(c->hot, &hp);
+	if ((v = json_object_get(params, "threshold")) != NULL) {
+		double old = hp.threshold;
+
+		hp.threshold = json_number_value(v);
+		/* Keep the demotion threshold's ratio unless it is set too. */
+		if (json_object_get(params, "threshold_low") == NULL)
+			hp.threshold_low = hp.threshold_low * hp.threshold / old;
+	}
+	if ((v = json_object_get(params, "threshold_low")) != NULL)
+		hp.threshold_low = json_number_value(v);
+	if ((v = json_object_get(params, "epsilon")) != NULL)
+		hp.epsilon = json_number_value(v);
+	if ((v = json_object_get(params, "demote_windows")) != NULL)
+		hp.demote_windows = (uint32_t)json_integer_value(v);
+	rc = lb_hotkey_set_params(c->hot, &hp);
+	if (rc != 0) {
+		snprintf(err, errlen, "invalid hot-key parameters (threshold_low must not exceed "
+				      "threshold)");
+		return rc;
+	}
+	if ((v = json_object_get(params, "window_ms")) != NULL)
+		c->hot_window_ms = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+static int
+ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r, bool pin,
+	    char *err, size_t errlen)
+{
+	struct lb_control *c = arg;
+	const struct lb_snapshot *s = *c->p.snap;
+	const struct lb_vip *v = snap_vip(s, vip_id);
+	struct lb_snapshot *ns;
+	uint64_t kh;
+	int rc;
+
+	if (v == NULL) {
+		snprintf(err, errlen, "no such VIP");
+		return -ENOENT;
+	}
+	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
+	rc = pin ? lb_hotkey_pin(c->hot, s, vip_id, kh, key, r, c->hot_window)
+		 : lb_hotkey_unpin(c->hot, vip_id, kh);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", rc == -ENOENT ? "no override for that key"
+				       : rc == -ENOSPC ? "override table full"
+						       : strerror(-rc));
+		return rc;
+	}
+	ns = build(c, c->cfg, err, errlen);
+	if (ns == NULL)
+		return -ENOMEM;
+	publish(c, ns);
+	return 0;
+}
+
+/* Hot keys on: the controller and its buffers, parameters from the config. */
+static int
+hot_create(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
+{
+	struct lb_hot_params hp = {
+		.threshold = cfg->hot.threshold,
+		.threshold_low = cfg->hot.threshold / 2,
+		.demote_windows = 5,
+		.epsilon = cfg->hot.epsilon,
+		.ewma_alpha = 0.5,
+	};
+
+	c->hot = lb_hotkey_create(&hp);
+	c->hot_prev = calloc(LB_MAX_BACKENDS, sizeof(*c->hot_prev));
+	c->hot_load = calloc(LB_MAX_BACKENDS, sizeof(*c->hot_load));
+	c->hot_vip_total = calloc(LB_MAX_VIPS, sizeof(*c->hot_vip_total));
+	c->hot_cands = calloc((size_t)c->p.n_cores * HOT_CANDS_PER_CORE, sizeof(*c->hot_cands));
+	c->hot_merged = calloc((size_t)c->p.n_cores * HOT_CANDS_PER_CORE, sizeof(*c->hot_merged));
+	if (c->hot == NULL || c->hot_prev == NULL || c->hot_load == NULL ||
+	    c->hot_vip_total == NULL || c->hot_cands == NULL || c->hot_merged == NULL) {
+		snprintf(err, errlen, "hot keys: cannot create the controller: %s",
+			 strerror(errno ? errno : ENOMEM));
+		return -ENOMEM;
+	}
+	c->hot_window_ms = cfg->hot.window_ms;
+	c->ops.hot_list = ops_hot_list;
+	c->ops.hot_events = ops_hot_events;
+	c->ops.hot_set = ops_hot_set;
+	c->ops.hot_pin = ops_hot_pin;
+	return 0;
+}
+
+static void
+hot_destroy(struct lb_control *c)
+{
+	lb_hotkey_free(c->hot);
+	free(c->hot_prev);
+	free(c->hot_load);
+	free(c->hot_vip_total);
+	free(c->hot_cands);
+	free(c->hot_merged);
+}
+
 struct lb_control *
 lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char *err,
 		  size_t errlen)
@@ -447,6 +730,13 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		.snapshot = ops_snapshot,
 		.save = ops_save,
 	};
+	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
+	    hot_create(c, cfg, err, errlen) != 0) {
+		hot_destroy(c);
+		lb_config_free(cfg);
+		free(c);
+		return NULL;
+	}
 	if (c->p.state_path != NULL) {
 		int n = lb_persist_cleanup(c->p.state_path);
 
@@ -456,6 +746,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 				n, c->p.state_path);
 	}
 	if (apply(c, cfg, false, err, errlen) != 0) {
+		hot_destroy(c);
 		free(c);
 		return NULL;
 	}
@@ -494,6 +785,12 @@ lb_control_stats(const struct lb_control *c)
 	cores = json_object_get(root, "cores");
 	json_object_set_new(root, "generation", json_integer((json_int_t)c->generation));
 	json_object_set_new(root, "publish", publish_json(c));
+	if (c->hot != NULL) {
+		json_t *h = lb_hotkey_counters_json(c->hot);
+
+		json_object_set_new(h, "window", json_integer((json_int_t)c->hot_window));
+		json_object_set_new(root, "hot", h);
+	}
 	for (unsigned int i = 0; i < c->p.n_cores; i++) {
 		/* Acquire pairs with the worker's release store of its generation. */
 		uint64_t g = __atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE);
@@ -537,6 +834,103 @@ reload(struct lb_control *c)
 			c->p.state_path != NULL ? " and saved" : "");
 }
 
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+cmp_cand(const void *a, const void *b)
+{
+	const struct lb_sketch_cand *x = a, *y = b;
+
+	if (x->vip_id != y->vip_id)
+		return x->vip_id < y->vip_id ? -1 : 1;
+	return x->key_hash < y->key_hash ? -1 : x->key_hash > y->key_hash;
+}
+
+/*
+ * Window w is closed on every core: merge the cores' candidates and totals,
+ * take each backend's load over the window from the counters, run the
+ * controller, and publish a new snapshot if the overrides changed.
+ */
+static void
+hot_process(struct lb_control *c, uint64_t w)
+{
+	const struct lb_snapshot *s = *c->p.snap;
+	uint32_t n = 0, m = 0;
+	char err[256];
+
+	memset(c->hot_vip_total, 0, LB_MAX_VIPS * sizeof(*c->hot_vip_total));
+	for (unsigned int i = 0; i < c->p.n_cores; i++) {
+		uint64_t totals[LB_MAX_VIPS];
+		uint32_t k = 0;
+
+		if (!lb_sketch_read(c->p.sketches[i], w, c->hot_cands + n, HOT_CANDS_PER_CORE, &k,
+				    totals)) {
+			c->hot_missed++;
+			continue;
+		}
+		n += k;
+		for (unsigned int v = 0; v < LB_MAX_VIPS; v++)
+			c->hot_vip_total[v] += totals[v];
+	}
+	/* Same (VIP, key) on several cores: one candidate, counts summed. */
+	qsort(c->hot_cands, n, sizeof(*c->hot_cands), cmp_cand);
+	for (uint32_t i = 0; i < n; i++) {
+		if (m > 0 && c->hot_merged[m - 1].vip_id == c->hot_cands[i].vip_id &&
+		    c->hot_merged[m - 1].key_hash == c->hot_cands[i].key_hash) {
+			c->hot_merged[m - 1].count += c->hot_cands[i].count;
+			continue;
+		}
+		c->hot_merged[m].vip_id = c->hot_cands[i].vip_id;
+		c->hot_merged[m].key_hash = c->hot_cands[i].key_hash;
+		c->hot_merged[m].key = c->hot_cands[i].key;
+		c->hot_merged[m].count = c->hot_cands[i].count;
+		m++;
+	}
+	for (uint32_t id = 0; id < s->n_backends && id < LB_MAX_BACKENDS; id++) {
+		uint64_t cur = 0;
+
+		for (unsigned int i = 0; i < c->p.n_cores; i++)
+			cur += __atomic_load_n(&c->p.cores[i]->backend[id].packets, __ATOMIC_RELAXED);
+		c->hot_load[id] = cur - c->hot_prev[id];
+		c->hot_prev[id] = cur;
+	}
+	if (lb_hotkey_window(c->hot, s, c->hot_load, c->hot_vip_total, c->hot_merged, m, w)) {
+		struct lb_snapshot *ns = build(c, c->cfg, err, sizeof(err));
+
+		if (ns == NULL)
+			fprintf(stderr, "spillwayd: hot keys: %s; overrides not published\n", err);
+		else
+			publish(c, ns);
+	}
+}
+
+/* Open the next window when it is due; read the closed one once every core closed it. */
+static void
+hot_tick(struct lb_control *c)
+{
+	uint64_t now = now_ms();
+
+	if (c->hot_pending != 0) {
+		hot_process(c, c->hot_pending);
+		c->hot_pending = 0;
+	}
+	if (now < c->hot_next_ms)
+		return;
+	c->hot_next_ms = now + c->hot_window_ms;
+	c->hot_window++;
+	/* Release: pairs with the workers' acquire load in lb_sketch_poll. */
+	__atomic_store_n(c->p.window, c->hot_window, __ATOMIC_RELEASE);
+	if (c->hot_window > 1)
+		c->hot_pending = c->hot_window - 1;
+}
+
 static int
 on_tick(struct lb_control *c)
 {
@@ -545,6 +939,8 @@ on_tick(struct lb_control *c)
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
 	reclaim(c, false);
+	if (c->hot != NULL)
+		hot_tick(c);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
 	if (c->p.idle_exit_ms == 0)
@@ -644,6 +1040,7 @@ lb_control_destroy(struct lb_control *c)
 	lb_snapshot_free(*c->p.snap);
 	*c->p.snap = NULL;
 	lb_config_free(c->cfg);
+	hot_destroy(c);
 	if (c->epfd >= 0)
 		close(c->epfd);
 	if (c->sigfd >= 0)

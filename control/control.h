@@ -36,6 +36,10 @@ struct lb_control_params {
 	const unsigned int *lcores;
 	unsigned int n_cores;
 	uint32_t idle_exit_ms;            /* 0: run until a signal */
+	/* Hot keys: each worker's sketch (NULL: hot keys off) and the open window
+	 * number the workers poll. */
+	struct lb_sketch *const *sketches;
+	volatile uint64_t *window;
 };
 
 /**

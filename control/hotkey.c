@@ -761,6 +761,10 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		vi = vip_info(h, s, v, load);
 		if (vi->n < 2)
 			continue; /* one backend: nothing to spread over */
+		/* r = 1: N·p <= c − 1 + p, so the key's home stays under the cap with
+		 * the key on it; an override would change nothing. */
+		if (lb_hotkey_replicas(vi->n, share, 1 + p->epsilon) < 2)
+			continue;
 		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
 		           lb_hotkey_replicas(vi->n, share, 1 + p->epsilon), window) == -ENOSPC) {
 			h->table_full++;

@@ -19,7 +19,7 @@ core_json(const struct lb_core_counters *c)
 		json_object_set_new(drops, lb_drop_reason_name(r), json_integer((json_int_t)c->drops[r]));
 		dropped += c->drops[r];
 	}
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 			 "rx_packets", (json_int_t)c->rx_packets, "rx_bytes",
 			 (json_int_t)c->rx_bytes, "forwarded", (json_int_t)c->forwarded,
 			 "forwarded_bytes", (json_int_t)c->forwarded_bytes, "icmp_sent",
@@ -30,6 +30,8 @@ core_json(const struct lb_core_counters *c)
 			 (json_int_t)c->flow_rechosen, "fragments", (json_int_t)c->fragments,
 			 "icmp_errors", (json_int_t)c->icmp_errors, "dropped", (json_int_t)dropped,
 			 "drops", drops);
+	json_object_set_new(o, "hot_spread", json_integer((json_int_t)c->hot_spread));
+	return o;
 }
 
 static void
@@ -47,6 +49,7 @@ sum_scalars(struct lb_core_counters *t, const struct lb_core_counters *c)
 	t->flow_rechosen += c->flow_rechosen;
 	t->fragments += c->fragments;
 	t->icmp_errors += c->icmp_errors;
+	t->hot_spread += c->hot_spread;
 	for (unsigned int r = 0; r < LB_DROP__COUNT; r++)
 		t->drops[r] += c->drops[r];
 }

@@ -57,6 +57,7 @@ struct lb_core_counters {
 	uint64_t fragments;
 	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
 	uint64_t snapshot_gen;   /* generation of the snapshot this core last used */
+	uint64_t hot_spread;     /* new flows sent to a hot key's replica by its override */
 	uint64_t drops[LB_DROP__COUNT];
 	struct lb_obj_counters vip[LB_MAX_VIPS];
 	struct lb_obj_counters backend[LB_MAX_BACKENDS];

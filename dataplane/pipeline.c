@@ -66,6 +66,29 @@ key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_s
 }
 
 /*
+ * A new flow's backend: a hot key's override spreads its flows over the
+ * replicas by the flow's 5-tuple hash (one replica per connection); any other
+ * key takes its Maglev slot. The override table is empty unless keys are hot,
+ * and then one probe settles it.
+ */
+static inline uint16_t
+choose(struct lb_worker *w, const struct lb_snapshot *s, const struct lb_vip *v,
+       const struct pkt_state *ps)
+{
+	uint64_t kh = key_hash(s, v, ps);
+
+	if (s->overrides.n != 0) {
+		const struct lb_override_slot *o = lb_override_find(&s->overrides, v->id, kh);
+
+		if (o != NULL) {
+			w->cnt->hot_spread++;
+			return lb_override_pick(&s->overrides, o, ps->hash);
+		}
+	}
+	return lb_maglev_pick(s, v, kh);
+}
+
+/*
  * Feed the burst's VIP packets to the hot-key sketch, each under the key its
  * VIP's key mode makes (what Maglev hashes): the 5-tuple hash already made,
  * or for the source-address modes a second SipHash of the reduced key, done
@@ -442,7 +465,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		} else {
 			cnt->flow_misses++;
 		}
-		bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
+		bid = choose(w, s, v, ps);
 		if (bid == LB_BACKEND_NONE) {
 			drop(w, out, m, LB_DROP_NO_BACKEND);
 			continue;

@@ -17,7 +17,15 @@
 # Lcores (2 cores here): spillwayd -l 0-1 (control on CPU 0, worker on CPU 1);
 # spillgen --lcores '0@1,1@0' (main lcore on CPU 1, mostly asleep; the TX/RX
 # worker on CPU 0 next to spillwayd's idle control thread), so the two busy
-# loops do not share a CPU. SG_LCORES / LB_LCORES override.
+# loops do not share a CPU. SG_LCORES / LB_LCORES override. Memory: -m 256 each
+# on hugepages if 512 are free, else --no-huge -m 512; EAL_MEM overrides.
+# Stop order: spillgen runs its scenario, writes its results and exits (closing
+# the memif server); then spillwayd is stopped (SIGTERM: it writes its
+# counters). STOP_ORDER=spillwayd-first stops spillwayd as soon as spillgen's
+# results are written instead, and spillgen exits when it sees the link go
+# down. Either side may leave first (both handle a memif peer leaving: see
+# the memif gate in pktgen/main.c and dataplane/main.c). The exit status is
+# spillgen's, else spillwayd's if that is not 0.
 # Both processes are stopped by PID; the socket directory is removed at exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +39,7 @@ while getopts "b:c:kh" opt; do
 	b) BUILD=$(cd "$OPTARG" && pwd) ;;
 	c) LBCONF=$(realpath "$OPTARG") ;;
 	k) KEEP=1 ;;
-	h) sed -n '3,22p' "$0"; exit 0 ;;
+	h) sed -n '3,29p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -45,13 +53,13 @@ LB_PID=
 
 cleanup() {
 	local rc=$?
-	if [ -n "$LB_PID" ] && kill -0 "$LB_PID" 2>/dev/null; then
-		kill -TERM "$LB_PID" 2>/dev/null || true
-		wait "$LB_PID" 2>/dev/null || true
-	fi
 	if [ -n "$SG_PID" ] && kill -0 "$SG_PID" 2>/dev/null; then
 		kill -TERM "$SG_PID" 2>/dev/null || true
 		wait "$SG_PID" 2>/dev/null || true
+	fi
+	if [ -n "$LB_PID" ] && kill -0 "$LB_PID" 2>/dev/null; then
+		kill -TERM "$LB_PID" 2>/dev/null || true
+		wait "$LB_PID" 2>/dev/null || true
 	fi
 	rm -f "$SOCK"
 	if [ "$KEEP" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
@@ -62,13 +70,21 @@ trap 'exit 130' INT TERM
 
 # Two DPDK processes side by side: hugepages only if there are enough for both.
 free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
-if [ "$free" -ge 512 ] && [ "$(spw_eal_mem)" = "-m 512" ]; then
+if [ -n "${EAL_MEM:-}" ]; then
+	MEM=$EAL_MEM
+elif [ "$free" -ge 512 ] && [ "$(spw_eal_mem)" = "-m 512" ]; then
 	MEM="-m 256"
 else
 	MEM="--no-huge -m 512"
 fi
 SG_LCORES=${SG_LCORES:-0@1,1@0}
 LB_LCORES=${LB_LCORES:-0-1}
+STOP_ORDER=${STOP_ORDER:-spillgen-first}
+case $STOP_ORDER in
+spillgen-first) DONE=() ;;
+spillwayd-first) DONE=(--done-file "$WORK/done") ;;
+*) echo "run-memif.sh: STOP_ORDER: spillgen-first or spillwayd-first, not $STOP_ORDER" >&2; exit 2 ;;
+esac
 
 if [ $# -eq 0 ]; then
 	set -- --scenario "$ROOT/pktgen/scenarios/hotkey.json" \
@@ -81,7 +97,7 @@ fi
 timeout 900 "$BUILD/pktgen/spillgen" --lcores "$SG_LCORES" $MEM --no-pci \
 	--file-prefix "spillgen-$$" --log-level 'lib.*:warning' \
 	--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
-	-- --lb-config "$LBCONF" --link-wait 20 --done-file "$WORK/done" "$@" &
+	-- --lb-config "$LBCONF" --link-wait 20 "${DONE[@]}" "$@" &
 SG_PID=$!
 for _ in $(seq 200); do
 	[ -S "$SOCK" ] && break
@@ -94,30 +110,44 @@ done
 timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
 	--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' \
 	--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
-	-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" \
+	-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
 	>"$WORK/spillwayd.log" 2>&1 &
 LB_PID=$!
 
-# spillgen touches $WORK/done once its results are out and holds the memif
-# server open until spillwayd (the client) has stopped: a memif client whose
-# server went away first was seen to crash on SIGTERM (DPDK 22.11).
+# Until spillgen is done (exited, or with spillwayd-first its results are
+# written). If spillwayd ends first, spillgen is stopped too (SIGTERM: it
+# writes what it has).
 while kill -0 "$SG_PID" 2>/dev/null && [ ! -e "$WORK/done" ]; do
+	if ! kill -0 "$LB_PID" 2>/dev/null; then
+		kill -TERM "$SG_PID" 2>/dev/null || true
+		break
+	fi
 	sleep 0.1
 done
-kill -TERM "$LB_PID" 2>/dev/null || true
 set +e
-wait "$LB_PID"
-LB_RC=$?
-LB_PID=
-wait "$SG_PID"
-SG_RC=$?
+if [ "$STOP_ORDER" = spillwayd-first ]; then
+	kill -TERM "$LB_PID" 2>/dev/null
+	wait "$LB_PID"
+	LB_RC=$?
+	LB_PID=
+	wait "$SG_PID"
+	SG_RC=$?
+	SG_PID=
+else
+	wait "$SG_PID"
+	SG_RC=$?
+	SG_PID=
+	kill -TERM "$LB_PID" 2>/dev/null
+	wait "$LB_PID"
+	LB_RC=$?
+	LB_PID=
+fi
 set -e
-SG_PID=
-[ "$LB_RC" -ne 0 ] && echo "run-memif.sh: spillwayd exited $LB_RC" >&2
-if [ "$SG_RC" -ne 0 ]; then
-	echo "run-memif.sh: spillgen exited $SG_RC; spillwayd's log:" >&2
+if [ "$LB_RC" -ne 0 ]; then
+	echo "run-memif.sh: spillwayd exited $LB_RC; its log:" >&2
 	cat "$WORK/spillwayd.log" >&2
 fi
+[ "$SG_RC" -ne 0 ] && echo "run-memif.sh: spillgen exited $SG_RC" >&2
 if [ -s "$WORK/spillwayd-stats.json" ]; then
 	/usr/bin/python3 -c '
 import json, sys
@@ -126,4 +156,5 @@ d = {k: v for k, v in t["drops"].items() if v}
 print("spillwayd: rx %d, forwarded %d, dropped %d %s" % (t["rx_packets"], t["forwarded"], t["dropped"], d or ""))
 ' "$WORK/spillwayd-stats.json"
 fi
-exit "$SG_RC"
+[ "$SG_RC" -ne 0 ] && exit "$SG_RC"
+exit "$LB_RC"
