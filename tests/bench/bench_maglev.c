@@ -171,10 +171,13 @@ main(void)
 	int ret = 0;
 
 	lb_hash_key_from_seed(&key, "spillway-bench", strlen("spillway-bench"));
-	ret |= bench_build(&key, 10, 65537);
-	ret |= bench_build(&key, 100, 65537);
-	ret |= bench_build(&key, 1000, 65537);
-	ret |= bench_build(&key, 5000, 655373);
+	/* Every N at both table sizes of issue 3 (N = 5000 needs M >> N). */
+	static const uint32_t sizes[] = {65537, 655373};
+	static const uint32_t ns[] = {10, 100, 1000, 5000};
+
+	for (unsigned int i = 0; i < 2; i++)
+		for (unsigned int j = 0; j < 4; j++)
+			ret |= bench_build(&key, ns[j], sizes[i]);
 	ret |= bench_disruption(&key, 10, 65537);
 	ret |= bench_disruption(&key, 100, 65537);
 	ret |= bench_disruption(&key, 1000, 65537);
