@@ -1440,16 +1440,24 @@ cmd_vip_list(struct cli *cli, const struct args *a)
 	return rc;
 }
 
+/* Calls @method with the VIP of the first argument (into @v); EXIT_USAGE if it is invalid. */
+static int
+call_vip(struct cli *cli, const struct args *a, const char *method, struct vip_ref *v,
+         json_t **human)
+{
+	*human = NULL;
+	if (!arg_vip(a, 0, v))
+		return EXIT_USAGE;
+	return call_and_print(cli, method, vip_ref_json(v), human);
+}
+
 static int
 cmd_vip_show(struct cli *cli, const struct args *a)
 {
 	struct vip_ref v;
 	json_t *res;
-	int rc;
+	int rc = call_vip(cli, a, "vip_get", &v, &res);
 
-	if (!arg_vip(a, 0, &v))
-		return EXIT_USAGE;
-	rc = call_and_print(cli, "vip_get", vip_ref_json(&v), &res);
 	if (res != NULL) {
 		print_vip_detail(res);
 		json_decref(res);
@@ -1520,11 +1528,8 @@ cmd_vip_remove(struct cli *cli, const struct args *a)
 {
 	struct vip_ref v;
 	json_t *res;
-	int rc;
+	int rc = call_vip(cli, a, "vip_remove", &v, &res);
 
-	if (!arg_vip(a, 0, &v))
-		return EXIT_USAGE;
-	rc = call_and_print(cli, "vip_remove", vip_ref_json(&v), &res);
 	if (res != NULL) {
 		printf("removed VIP %s%s%s:%lu/%s\n", strchr(v.address, ':') ? "[" : "", v.address,
 		       strchr(v.address, ':') ? "]" : "", v.port, v.protocol);
@@ -1548,21 +1553,42 @@ backend_ref(const struct args *a, char *vt, size_t vtlen)
 	return json_pack("{s:o, s:s}", "vip", ref, "address", addr);
 }
 
+/* backend_ref() with --weight and --state added; NULL after a usage error. */
+static json_t *
+backend_ref_opts(const struct args *a, char *vt, size_t vtlen)
+{
+	json_t *params = backend_ref(a, vt, vtlen);
+
+	if (params != NULL && (!opt_weight(a, params) || !opt_state(a, params))) {
+		json_decref(params);
+		return NULL;
+	}
+	return params;
+}
+
+/* @method (backend_add or backend_set) with @params (stolen); prints the backend after @verb. */
+static int
+backend_call(struct cli *cli, const char *method, json_t *params, const char *verb, const char *vt)
+{
+	json_t *res;
+	int rc = call_and_print(cli, method, params, &res);
+
+	if (res != NULL) {
+		print_backend(verb, res, vt);
+		json_decref(res);
+	}
+	return rc;
+}
+
 static int
 cmd_backend_add(struct cli *cli, const struct args *a)
 {
 	const char *name = arg_get(a, "name");
 	char vt[128];
-	json_t *params = backend_ref(a, vt, sizeof(vt));
-	json_t *res;
-	int rc;
+	json_t *params = backend_ref_opts(a, vt, sizeof(vt));
 
 	if (params == NULL)
 		return EXIT_USAGE;
-	if (!opt_weight(a, params) || !opt_state(a, params)) {
-		json_decref(params);
-		return EXIT_USAGE;
-	}
 	if (name != NULL) {
 		if (*name == '\0' || strlen(name) > 63) {
 			json_decref(params);
@@ -1570,12 +1596,7 @@ cmd_backend_add(struct cli *cli, const struct args *a)
 		}
 		json_object_set_new(params, "name", json_string(name));
 	}
-	rc = call_and_print(cli, "backend_add", params, &res);
-	if (res != NULL) {
-		print_backend("added ", res, vt);
-		json_decref(res);
-	}
-	return rc;
+	return backend_call(cli, "backend_add", params, "added ", vt);
 }
 
 static int
@@ -1597,37 +1618,19 @@ cmd_backend_remove(struct cli *cli, const struct args *a)
 	return rc;
 }
 
-/* backend_set with the fields in @params (stolen). */
-static int
-backend_set(struct cli *cli, json_t *params, const char *vt)
-{
-	json_t *res;
-	int rc = call_and_print(cli, "backend_set", params, &res);
-
-	if (res != NULL) {
-		print_backend("", res, vt);
-		json_decref(res);
-	}
-	return rc;
-}
-
 static int
 cmd_backend_set(struct cli *cli, const struct args *a)
 {
 	char vt[128];
-	json_t *params = backend_ref(a, vt, sizeof(vt));
+	json_t *params = backend_ref_opts(a, vt, sizeof(vt));
 
 	if (params == NULL)
 		return EXIT_USAGE;
-	if (!opt_weight(a, params) || !opt_state(a, params)) {
-		json_decref(params);
-		return EXIT_USAGE;
-	}
 	if (!arg_flag(a, "weight") && !arg_flag(a, "state")) {
 		json_decref(params);
 		return usage_error(a->cmd, "backend set: give --weight, --state or both");
 	}
-	return backend_set(cli, params, vt);
+	return backend_call(cli, "backend_set", params, "", vt);
 }
 
 static int
@@ -1639,7 +1642,7 @@ set_state(struct cli *cli, const struct args *a, const char *state)
 	if (params == NULL)
 		return EXIT_USAGE;
 	json_object_set_new(params, "state", json_string(state));
-	return backend_set(cli, params, vt);
+	return backend_call(cli, "backend_set", params, "", vt);
 }
 
 static int
@@ -1906,6 +1909,23 @@ share_text(const json_t *o, char *buf, size_t len)
 	return buf;
 }
 
+/* The VIP ("?" if none), key and replicas of a hot-key override or event, as text. */
+struct hot_text {
+	char vip[128];
+	char key[128];
+	char replicas[256];
+};
+
+static void
+hot_text_get(const json_t *o, struct hot_text *t)
+{
+	snprintf(t->vip, sizeof(t->vip), "?");
+	if (json_is_object(json_object_get(o, "vip")))
+		vip_text(json_object_get(o, "vip"), t->vip, sizeof(t->vip));
+	hot_key_text(json_object_get(o, "key"), t->key, sizeof(t->key));
+	hot_replicas_text(json_object_get(o, "replicas"), t->replicas, sizeof(t->replicas));
+}
+
 /* The overrides of a hot_list result as a table (@brief: VIP, key, share, replicas). */
 static void
 print_hot_overrides(const json_t *overrides, bool brief, unsigned int indent)
@@ -1918,17 +1938,15 @@ print_hot_overrides(const json_t *overrides, bool brief, unsigned int indent)
 	                     : "VIP|KEY|>SHARE|REPLICAS|>SINCE WINDOW|PINNED");
 	json_array_foreach(overrides, i, o)
 	{
-		char vt[128] = "?", kt[128], sh[32], rt[256];
+		struct hot_text ht;
+		char sh[32];
 
-		if (json_is_object(json_object_get(o, "vip")))
-			vip_text(json_object_get(o, "vip"), vt, sizeof(vt));
-		hot_key_text(json_object_get(o, "key"), kt, sizeof(kt));
-		hot_replicas_text(json_object_get(o, "replicas"), rt, sizeof(rt));
+		hot_text_get(o, &ht);
 		share_text(o, sh, sizeof(sh));
 		if (brief)
-			table_add(&t, "%s\t%s\t%s\t%s", vt, kt, sh, rt);
+			table_add(&t, "%s\t%s\t%s\t%s", ht.vip, ht.key, sh, ht.replicas);
 		else
-			table_add(&t, "%s\t%s\t%s\t%s\t%lld\t%s", vt, kt, sh, rt,
+			table_add(&t, "%s\t%s\t%s\t%s\t%lld\t%s", ht.vip, ht.key, sh, ht.replicas,
 			          (long long)jint(o, "since_window"),
 			          json_is_true(json_object_get(o, "pinned")) ? "yes" : "no");
 	}
@@ -1980,14 +1998,13 @@ cmd_hot_events(struct cli *cli, const struct args *a)
 	table_init(&t, ">WINDOW|EVENT|VIP|KEY|>SHARE|>REPLICAS");
 	json_array_foreach(res, i, e)
 	{
-		char vt[128] = "?", kt[128], sh[32], rt[256];
+		struct hot_text ht;
+		char sh[32];
 
-		if (json_is_object(json_object_get(e, "vip")))
-			vip_text(json_object_get(e, "vip"), vt, sizeof(vt));
-		hot_key_text(json_object_get(e, "key"), kt, sizeof(kt));
-		hot_replicas_text(json_object_get(e, "replicas"), rt, sizeof(rt));
+		hot_text_get(e, &ht);
 		table_add(&t, "%lld\t%s\t%s\t%s\t%s\t%s", (long long)jint(e, "window"),
-		          jstr(e, "event", "?"), vt, kt, share_text(e, sh, sizeof(sh)), rt);
+		          jstr(e, "event", "?"), ht.vip, ht.key, share_text(e, sh, sizeof(sh)),
+		          ht.replicas);
 	}
 	table_print(&t, 0);
 	table_free(&t);

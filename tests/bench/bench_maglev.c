@@ -13,6 +13,7 @@
 #include "../../control/maglev_build.h"
 #include "../../dataplane/hash.h"
 #include "../../dataplane/snapshot.h"
+#include "../support/median.h"
 
 #define RUNS 21
 #define NAME_LEN 32
@@ -60,15 +61,6 @@ now_ms(void)
 }
 
 static int
-cmp_double(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa;
-	double b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
-static int
 bench_build(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 {
 	struct pool p = {0};
@@ -87,9 +79,10 @@ bench_build(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 		t[r] = now_ms() - t0;
 	}
 	if (ret == 0) {
-		qsort(t, RUNS, sizeof(t[0]), cmp_double);
+		double med = median(t, RUNS);
+
 		printf("maglev_build N=%u M=%u: %.3f ms (median of %d, min %.3f, max %.3f)\n", n, m,
-		       t[RUNS / 2], RUNS, t[0], t[RUNS - 1]);
+		       med, RUNS, t[0], t[RUNS - 1]);
 	}
 out:
 	pool_fini(&p);

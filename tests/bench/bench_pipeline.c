@@ -52,6 +52,11 @@
 #include "sketch.h"
 #include "snapshot_build.h"
 
+#include "eal.h"
+#include "median.h"
+#include "rng.h"
+#include "zipf.h"
+
 #define N_BACKENDS 100
 #define FRAME_LEN 64           /* Ethernet 14 + IPv4 20 + TCP 20 + 10 bytes of data */
 #define ROUNDS 7               /* timed rounds per case; the median is reported */
@@ -161,65 +166,6 @@ burst_next(struct bench *b)
 	b->next = (b->next + LB_BURST) % N_MBUFS;
 }
 
-/* xorshift64*: fixed seed, so every run draws the same flows. */
-static uint64_t
-rnd(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1DULL;
-}
-
-/* n draws of flows in [0, n_flows): uniform, or Zipf (s = 1: flow i drawn with weight 1/(i+1)) by
- * inverse CDF. */
-static uint32_t *
-draws_make(uint32_t n, uint32_t n_flows, int zipf)
-{
-	uint32_t *d = malloc((size_t)n * sizeof(*d));
-	double *cdf = NULL;
-	uint64_t x = 0x9E3779B97F4A7C15ULL;
-
-	if (d == NULL)
-		return NULL;
-	if (zipf) {
-		double sum = 0;
-
-		cdf = malloc((size_t)n_flows * sizeof(*cdf));
-		if (cdf == NULL) {
-			free(d);
-			return NULL;
-		}
-		for (uint32_t i = 0; i < n_flows; i++)
-			cdf[i] = (sum += 1.0 / (double)(i + 1));
-		for (uint32_t i = 0; i < n_flows; i++)
-			cdf[i] /= sum;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t r = rnd(&x);
-
-		if (!zipf) {
-			d[i] = (uint32_t)((r >> 32) * n_flows >> 32);
-		} else {
-			double u = (double)(r >> 11) / 9007199254740992.0;
-			uint32_t lo = 0, hi = n_flows - 1;
-
-			while (lo < hi) {
-				uint32_t mid = (lo + hi) / 2;
-
-				if (cdf[mid] < u)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			/* Spread the popular ranks over the flow numbers. */
-			d[i] = (uint32_t)(((uint64_t)lo * 2654435761u) % n_flows);
-		}
-	}
-	free(cdf);
-	return d;
-}
-
 /*
  * One round of n_pkts packets in bursts of LB_BURST: flow draw[k] for packet k
  * if draw is given, else flows first, first + 1, ... Returns TSC cycles/packet
@@ -266,21 +212,6 @@ round_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts
 		cycles += t1 - t0;
 	}
 	return (double)cycles / (double)n_pkts;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *r, uint32_t n)
-{
-	qsort(r, n, sizeof(r[0]), cmp_double);
-	return r[n / 2];
 }
 
 /*
@@ -520,7 +451,7 @@ hash_x4_check(const struct lb_snapshot *s)
 			uint64_t r[5];
 
 			for (int j = 0; j < 5; j++)
-				r[j] = rnd(&x);
+				r[j] = rng_xorshift(&x);
 			memcpy(&k[i], r, sizeof(k[i]));
 			if (r[0] & 1) {
 				memset(&k[i].src.b[4], 0, 12);
@@ -616,11 +547,6 @@ out:
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	char *eal_argv[] = {"bench_pipeline", "--no-huge", "-m", "256", "--no-pci",
-	                    "--file-prefix",  prefix,      "-l", "0",   "--log-level",
-	                    "error",          NULL};
-	int eal_argc = (int)(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1;
 	const char *quick = getenv("SPILLWAY_BENCH_QUICK");
 	struct rte_mempool *pool;
 	struct lb_snapshot *s;
@@ -636,8 +562,7 @@ main(int argc, char **argv)
 		g_new_packets = 1u << 13;
 		g_big_flows = 1u << 16;
 	}
-	snprintf(prefix, sizeof(prefix), "bench-pipeline-%d", (int)getpid());
-	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+	if (test_eal_init("bench_pipeline", "bench-pipeline") < 0) {
 		fprintf(stderr, "bench_pipeline: rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}

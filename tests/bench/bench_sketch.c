@@ -32,6 +32,11 @@
 #include "hash.h"
 #include "sketch.h"
 
+#include "eal.h"
+#include "flow_key.h"
+#include "median.h"
+#include "zipf.h"
+
 #define N_KEYS 1000000u
 #define ROUND_PKTS (1u << 22)
 #define WINDOW_PKTS 1000000u
@@ -55,92 +60,6 @@ struct pkt {
 static volatile uint64_t g_sink;
 static double g_ns_per_cycle;
 static const char *g_filter;
-
-static uint64_t
-rnd(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1DULL;
-}
-
-static void
-key_make(struct lb_flow_key *k, uint32_t i)
-{
-	memset(k, 0, sizeof(*k));
-	k->src.b[0] = 10;
-	k->src.b[1] = (uint8_t)(i >> 16);
-	k->src.b[2] = (uint8_t)(i >> 8);
-	k->src.b[3] = (uint8_t)i;
-	k->sport = (uint16_t)(1024 + i % 50000);
-	k->dst.b[0] = 192;
-	k->dst.b[2] = 2;
-	k->dst.b[3] = 10;
-	k->dport = 80;
-	k->proto = 6;
-	k->af = LB_AF_INET;
-}
-
-/* n draws over N_KEYS: uniform, or Zipf(1.0) by inverse CDF, popular ranks spread. */
-static uint32_t *
-draws_make(uint32_t n, int zipf)
-{
-	uint32_t *d = malloc((size_t)n * sizeof(*d));
-	double *cdf = NULL, sum = 0;
-	uint64_t x = 0x9E3779B97F4A7C15ULL;
-
-	if (d == NULL)
-		return NULL;
-	if (zipf) {
-		cdf = malloc((size_t)N_KEYS * sizeof(*cdf));
-		if (cdf == NULL) {
-			free(d);
-			return NULL;
-		}
-		for (uint32_t i = 0; i < N_KEYS; i++)
-			cdf[i] = (sum += 1.0 / (double)(i + 1));
-		for (uint32_t i = 0; i < N_KEYS; i++)
-			cdf[i] /= sum;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t r = rnd(&x);
-
-		if (!zipf) {
-			d[i] = (uint32_t)((r >> 32) * N_KEYS >> 32);
-		} else {
-			double u = (double)(r >> 11) / 9007199254740992.0;
-			uint32_t lo = 0, hi = N_KEYS - 1;
-
-			while (lo < hi) {
-				uint32_t mid = (lo + hi) / 2;
-
-				if (cdf[mid] < u)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			d[i] = (uint32_t)(((uint64_t)lo * 2654435761u) % N_KEYS);
-		}
-	}
-	free(cdf);
-	return d;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *r, uint32_t n)
-{
-	qsort(r, n, sizeof(r[0]), cmp_double);
-	return r[n / 2];
-}
 
 static int
 selected(const char *name)
@@ -362,11 +281,6 @@ report(const char *name, struct run *r, const struct pkt *pk, const uint32_t *dr
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	char *eal_argv[] = {"bench_sketch",  "--no-huge", "-m", "256", "--no-pci",
-	                    "--file-prefix", prefix,      "-l", "0",   "--log-level",
-	                    "error",         NULL};
-	int eal_argc = (int)(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1;
 	uint32_t *uni, *zipf, *truth;
 	struct pkt pk_u = {0}, pk_z = {0};
 	static const unsigned int shifts[] = {0, 2, 4};
@@ -377,8 +291,7 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		g_filter = argv[1];
-	snprintf(prefix, sizeof(prefix), "bench-sketch-%d", (int)getpid());
-	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+	if (test_eal_init("bench_sketch", "bench-sketch") < 0) {
 		fprintf(stderr, "bench_sketch: rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
@@ -390,12 +303,12 @@ main(int argc, char **argv)
 	g_keys = malloc(N_KEYS * sizeof(*g_keys));
 	g_hash = malloc(N_KEYS * sizeof(*g_hash));
 	truth = malloc(N_KEYS * sizeof(*truth));
-	uni = draws_make(ROUND_PKTS, 0);
-	zipf = draws_make(ROUND_PKTS, 1);
+	uni = draws_make(ROUND_PKTS, N_KEYS, 0);
+	zipf = draws_make(ROUND_PKTS, N_KEYS, 1);
 	if (g_keys == NULL || g_hash == NULL || truth == NULL || uni == NULL || zipf == NULL)
 		goto out;
 	for (uint32_t i = 0; i < N_KEYS; i++) {
-		key_make(&g_keys[i], i);
+		flow_key_make(&g_keys[i], i);
 		g_hash[i] = lb_hash_flow(&g_hkey, &g_keys[i]);
 	}
 	pk_u.hash = malloc(ROUND_PKTS * sizeof(*pk_u.hash));

@@ -18,17 +18,7 @@
 #include <cmocka.h>
 
 #include "../../dataplane/flow_table.h"
-
-/* splitmix64: a seeded PRNG so every run tests the same cases. */
-static uint64_t
-rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#include "../support/rng.h"
 
 /* Fixture: a 64-entry table (16 buckets) in *state. */
 #define SMALL_CAP 64u

@@ -23,6 +23,7 @@
 #include "../../control/config.h"
 #include "../../control/hotkey.h"
 #include "../../control/snapshot_build.h"
+#include "../support/rng.h"
 
 #define M_TABLE 65537u
 #define N_SIM 100u
@@ -93,16 +94,6 @@ snap_make(const struct lb_config *cfg, uint64_t generation)
 	if (s == NULL)
 		fail_msg("snapshot: %s", err);
 	return s;
-}
-
-static uint64_t
-rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static bool

@@ -18,6 +18,7 @@
 #include "../../control/maglev_build.h"
 #include "../../dataplane/hash.h"
 #include "../../dataplane/snapshot.h"
+#include "../support/rng.h"
 
 #define NAME_LEN 32
 #define M_SMALL 251u
@@ -53,17 +54,6 @@ pool_fini(struct pool *p)
 {
 	free(p->b);
 	free(p->names);
-}
-
-/* splitmix64: a seeded PRNG so every run tests the same cases. */
-static uint64_t
-rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static void

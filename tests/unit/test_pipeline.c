@@ -33,6 +33,8 @@
 #include "pipeline.h"
 #include "snapshot_build.h"
 
+#include "eal.h"
+
 #define POOL_SIZE 4095
 #define FRAME_MAX 9100
 #define SEG_MAX 2048 /* data room of a default mbuf */
@@ -145,14 +147,8 @@ fx_config(struct fixture *fx, struct lb_config *cfg)
 static int
 group_setup(void **state)
 {
-	char prefix[64];
-	char *argv[] = {"test", "--no-huge", "-m", "256",         "--no-pci", "--file-prefix",
-	                prefix, "-l",        "0",  "--log-level", "error",    NULL};
-	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
-
 	(void)state;
-	snprintf(prefix, sizeof(prefix), "test-pipeline-%d", (int)getpid());
-	if (rte_eal_init(argc, argv) < 0) {
+	if (test_eal_init("test", "test-pipeline") < 0) {
 		fprintf(stderr, "rte_eal_init failed: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}

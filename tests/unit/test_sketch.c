@@ -25,6 +25,10 @@
 #include "hash.h"
 #include "sketch.h"
 
+#include "flow_key.h"
+#include "rng.h"
+#include "zipf.h"
+
 #define PHI 0.01        /* the controller's default threshold */
 #define N_ZIPF 1000000u /* Zipf keys of VIP 1 */
 #define T_VIP1 1000000u /* packets of VIP 1 in the window */
@@ -50,34 +54,6 @@ sq_root(double v)
 }
 
 #define E_CONST 2.718281828459045 /* e, of Count-Min's e/W */
-
-/* xorshift64*: fixed seeds, so every run sees the same streams. */
-static uint64_t
-rnd(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1DULL;
-}
-
-/* Flow key number i: 10.0.0.0/8 + i : 1024 + i % 50000 -> 192.0.2.10:80, TCP. */
-static void
-key_make(struct lb_flow_key *k, uint32_t i)
-{
-	memset(k, 0, sizeof(*k));
-	k->src.b[0] = 10;
-	k->src.b[1] = (uint8_t)(i >> 16);
-	k->src.b[2] = (uint8_t)(i >> 8);
-	k->src.b[3] = (uint8_t)i;
-	k->sport = (uint16_t)(1024 + i % 50000);
-	k->dst.b[0] = 192;
-	k->dst.b[2] = 2;
-	k->dst.b[3] = 10;
-	k->dport = 80;
-	k->proto = 6;
-	k->af = LB_AF_INET;
-}
 
 /* ---------------------------------------------------------------- basics */
 
@@ -114,7 +90,7 @@ add_n(struct lb_sketch *sk, uint16_t vip, uint32_t key_no, uint32_t n)
 {
 	struct lb_flow_key k;
 
-	key_make(&k, key_no);
+	flow_key_make(&k, key_no);
 	for (uint32_t i = 0; i < n; i++)
 		lb_sketch_add(sk, vip, lb_hash_flow(&g_hkey, &k), &k, 1);
 }
@@ -130,7 +106,7 @@ test_sketch_windows(void **state)
 
 	(void)state;
 	assert_non_null(sk);
-	key_make(&k7, 7);
+	flow_key_make(&k7, 7);
 	lb_sketch_poll(sk, 0); /* no later window: nothing happens */
 	/* Keys enter the candidates at 8 packets (LB_SKETCH_CAND_STEP). */
 	add_n(sk, 3, 7, 10);
@@ -209,7 +185,7 @@ race_worker(void *arg)
 	struct lb_flow_key k;
 	uint64_t w = 0;
 
-	key_make(&k, 1);
+	flow_key_make(&k, 1);
 	while (w < RACE_WINDOWS) {
 		for (uint32_t i = 0; i < PER_WINDOW; i++)
 			lb_sketch_add(r->sk, 9, w, &k, (uint32_t)w + 1);
@@ -284,14 +260,14 @@ test_sketch_never_under(void **state)
 	assert_non_null(hash);
 	assert_non_null(sk);
 	for (uint32_t i = 0; i < uc->n_keys; i++) {
-		key_make(&k, i);
+		flow_key_make(&k, i);
 		hash[i] = lb_hash_flow(&g_hkey, &k);
 	}
 	for (uint32_t p = 0; p < uc->packets; p++) {
-		uint32_t i = (uint32_t)((rnd(&x) >> 32) * uc->n_keys >> 32);
-		uint32_t wgt = 1 + (uint32_t)(rnd(&x) % uc->weight_max);
+		uint32_t i = (uint32_t)((rng_xorshift(&x) >> 32) * uc->n_keys >> 32);
+		uint32_t wgt = 1 + (uint32_t)(rng_xorshift(&x) % uc->weight_max);
 
-		key_make(&k, i);
+		flow_key_make(&k, i);
 		lb_sketch_add(sk, 4, hash[i], &k, wgt);
 		truth[i] += wgt;
 		total += wgt;
@@ -343,29 +319,11 @@ struct stream {
 
 static struct stream g_stream;
 
-/* Zipf(1.0) over n keys by inverse CDF: key i has weight 1/(i+1). */
-static uint32_t
-zipf_draw(const double *cdf, uint32_t n, uint64_t *x)
-{
-	double u = (double)(rnd(x) >> 11) / 9007199254740992.0;
-	uint32_t lo = 0, hi = n - 1;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static int
 stream_setup(void **state)
 {
 	struct stream *s = &g_stream;
-	double *cdf = malloc(N_ZIPF * sizeof(*cdf)), sum = 0;
+	double *cdf = zipf_cdf_make(N_ZIPF);
 	uint64_t x = 0x9E3779B97F4A7C15ULL;
 	uint32_t n = 0, inj1 = 0, inj2 = 0;
 	struct lb_flow_key k;
@@ -379,7 +337,7 @@ stream_setup(void **state)
 	if (cdf == NULL || s->pkt == NULL || s->hash == NULL || s->vip == NULL || s->truth == NULL)
 		return -1;
 	for (uint32_t i = 0; i < N_KEYS; i++) {
-		key_make(&k, i);
+		flow_key_make(&k, i);
 		s->hash[i] = lb_hash_flow(&g_hkey, &k);
 		s->vip[i] = i < UNI2_BASE ? VIP1 : i < INJ_BASE ? VIP2 : g_inject[i - INJ_BASE].vip;
 	}
@@ -396,17 +354,13 @@ stream_setup(void **state)
 			inj2 += c;
 	}
 	/* The rest of VIP 1 is Zipf(1.0) over a million keys, of VIP 2 uniform. */
-	for (uint32_t i = 0; i < N_ZIPF; i++)
-		cdf[i] = (sum += 1.0 / (double)(i + 1));
-	for (uint32_t i = 0; i < N_ZIPF; i++)
-		cdf[i] /= sum;
 	for (uint32_t i = 0; i < T_VIP1 - inj1; i++)
 		s->pkt[n++] = zipf_draw(cdf, N_ZIPF, &x);
 	for (uint32_t i = 0; i < T_VIP2 - inj2; i++)
-		s->pkt[n++] = UNI2_BASE + (uint32_t)((rnd(&x) >> 32) * N_UNI2 >> 32);
+		s->pkt[n++] = UNI2_BASE + (uint32_t)((rng_xorshift(&x) >> 32) * N_UNI2 >> 32);
 	/* Interleave (Fisher-Yates), then count the truth. */
 	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)(rnd(&x) % (i + 1)), t = s->pkt[i];
+		uint32_t j = (uint32_t)(rng_xorshift(&x) % (i + 1)), t = s->pkt[i];
 
 		s->pkt[i] = s->pkt[j];
 		s->pkt[j] = t;
@@ -458,7 +412,7 @@ test_sketch_zipf(void **state)
 	for (uint32_t i = 0; i < s->n_pkt; i++) {
 		uint32_t key = s->pkt[i];
 
-		key_make(&k, key);
+		flow_key_make(&k, key);
 		lb_sketch_add(sk, s->vip[key], s->hash[key], &k, 1);
 	}
 	lb_sketch_poll(sk, 1);
@@ -486,7 +440,7 @@ test_sketch_zipf(void **state)
 					break;
 			if (j == n_c)
 				fail_msg("key %u (share %.4f) not reported", key, share);
-			key_make(&k, key);
+			flow_key_make(&k, key);
 			assert_memory_equal(&c[j].key, &k, sizeof(k));
 			if ((double)c[j].count < lo || (double)c[j].count > hi)
 				fail_msg("key %u: count %u outside [%.0f, %.0f]", key, c[j].count,
@@ -557,7 +511,7 @@ test_sketch_scale(void **state)
 	uint32_t n;
 
 	assert_non_null(sk);
-	key_make(&k, 42);
+	flow_key_make(&k, 42);
 	h = lb_hash_flow(&g_hkey, &k);
 	/* One heavy key amid a background of others. */
 	for (uint32_t i = 0; i < sc->packets; i++) {
