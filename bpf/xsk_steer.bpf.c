@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * XDP program for a NIC shared with the kernel: frames whose destination (address, port, protocol)
+ * is a spillway VIP go to the AF_XDP socket of the receiving queue, everything else (ARP, ND, the
+ * host's own traffic, malformed frames) goes to the kernel with XDP_PASS. Each verdict is counted
+ * per CPU by reason. DPDK 22.11's af_xdp PMD loads this object with xdp_prog=PATH and fills
+ * xsks_map itself.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xsk_steer.h"
+
+#define IP4_MF 0x2000     /* frag_off: more fragments */
+#define IP4_OFFSET 0x1FFF /* frag_off: fragment offset in 8-byte units */
+#define IP6_FRAG_OFFSET 0xFFF8
+#define IP6_FRAG_M 0x0001
+
+#ifndef IPPROTO_FRAGMENT
+#define IPPROTO_FRAGMENT 44
+#endif
+#ifndef IPPROTO_HOPOPTS
+#define IPPROTO_HOPOPTS 0
+#endif
+#ifndef IPPROTO_ROUTING
+#define IPPROTO_ROUTING 43
+#endif
+#ifndef IPPROTO_DSTOPTS
+#define IPPROTO_DSTOPTS 60
+#endif
+
+/*
+ * Set by the loader before load (rodata). When true the program returns XDP_REDIRECT for a VIP
+ * without calling bpf_redirect_map(), so BPF_PROG_TEST_RUN can see the verdict without an XSK.
+ */
+const volatile bool test_mode = false;
+
+/* AF_XDP sockets by receive queue; filled by DPDK's af_xdp PMD (or by libxdp). */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, LB_XSK_QUEUE_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks_map SEC(".maps");
+
+/*
+ * VIPs to steer, kept equal to the published snapshot by spillwayd. Pinned by name so that the
+ * daemon's libbpf side reaches the map DPDK created when it loaded this object.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LB_XSK_VIP_MAX);
+	__type(key, struct lb_xsk_vip_key);
+	__type(value, struct lb_xsk_vip_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} spillway_vips SEC(".maps");
+
+/* Verdict counters, indexed by enum lb_xsk_counter; summed over CPUs by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LB_XSK_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} spillway_xstat SEC(".maps");
+
+struct vlan_tag {
+	__be16 tci;
+	__be16 proto;
+};
+
+struct ip6_ext {
+	__u8 nexthdr;
+	__u8 hdrlen;
+};
+
+struct ip6_frag {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;
+	__be32 id;
+};
+
+static __always_inline int
+count(__u32 idx, int verdict)
+{
+	__u64 *c = bpf_map_lookup_elem(&spillway_xstat, &idx);
+
+	if (c)
+		*c += 1; /* per-CPU slot: no atomic needed */
+	return verdict;
+}
+
+static __always_inline bool
+is_vip(struct lb_xsk_vip_key *key)
+{
+	if (key->port && bpf_map_lookup_elem(&spillway_vips, key))
+		return true;
+	key->port = 0; /* port-agnostic VIP on the same address and protocol */
+	return bpf_map_lookup_elem(&spillway_vips, key) != NULL;
+}
+
+/*
+ * Walks the IPv6 extension headers after the fixed header. Returns the offset of the upper-layer
+ * header and sets *proto, or -1 when a header is cut short or the chain is too long. *frag is set
+ * for any fragment; a non-first fragment stops at its fragment header.
+ */
+static __always_inline int
+walk_ip6(void *data, void *data_end, int off, __u8 *proto, bool *frag)
+{
+	__u8 nh = *proto;
+
+	for (int i = 0; i < LB_XSK_IP6_EXT_MAX; i++) {
+		switch (nh) {
+		case IPPROTO_HOPOPTS:
+		case IPPROTO_ROUTING:
+		case IPPROTO_DSTOPTS: {
+			struct ip6_ext *e = data + off;
+
+			if ((void *)(e + 1) > data_end)
+				return -1;
+			nh = e->nexthdr;
+			off += ((int)e->hdrlen + 1) * 8;
+			break;
+		}
+		case IPPROTO_AH: {
+			struct ip6_ext *e = data + off;
+
+			if ((void *)(e + 1) > data_end)
+				return -1;
+			nh = e->nexthdr;
+			off += ((int)e->hdrlen + 2) * 4;
+			break;
+		}
+		case IPPROTO_FRAGMENT: {
+			struct ip6_frag *f = data + off;
+			__u16 fo;
+
+			if ((void *)(f + 1) > data_end)
+				return -1;
+			fo = bpf_ntohs(f->frag_off);
+			if (!(fo & (IP6_FRAG_OFFSET | IP6_FRAG_M))) {
+				/* atomic fragment: a whole datagram */
+				nh = f->nexthdr;
+				off += sizeof(*f);
+				break;
+			}
+			*frag = true;
+			nh = f->nexthdr;
+			off += sizeof(*f);
+			if (fo & IP6_FRAG_OFFSET) {
+				*proto = nh;
+				return off;
+			}
+			break;
+		}
+		default:
+			*proto = nh;
+			return off;
+		}
+		/* Keeps the offset bounded for the verifier; no real frame is this long. */
+		if (off > 0xFFFF)
+			return -1;
+	}
+	return -1;
+}
+
+SEC("xdp")
+int
+xsk_steer(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct lb_xsk_vip_key key = {};
+	struct ethhdr *eth = data;
+	bool frag = false;
+	__u16 eth_proto;
+	__u8 proto;
+	int off;
+
+	if ((void *)(eth + 1) > data_end)
+		return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+	eth_proto = eth->h_proto;
+	off = sizeof(*eth);
+
+	for (int i = 0; i < LB_XSK_VLAN_MAX; i++) {
+		struct vlan_tag *v = data + off;
+
+		if (eth_proto != bpf_htons(ETH_P_8021Q) && eth_proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(v + 1) > data_end)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		eth_proto = v->proto;
+		off += sizeof(*v);
+	}
+
+	if (eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + off;
+		int ihl;
+
+		if ((void *)(ip + 1) > data_end)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		ihl = ip->ihl * 4;
+		if (ip->version != 4 || ihl < (int)sizeof(*ip))
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		if (data + off + ihl > data_end)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		key.family = LB_XSK_AF_INET;
+		__builtin_memcpy(key.addr, &ip->daddr, 4);
+		proto = ip->protocol;
+		frag = (ip->frag_off & bpf_htons(IP4_MF | IP4_OFFSET)) != 0;
+		off += ihl;
+	} else if (eth_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		if (ip6->version != 6)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		key.family = LB_XSK_AF_INET6;
+		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+		proto = ip6->nexthdr;
+		off = walk_ip6(data, data_end, off + sizeof(*ip6), &proto, &frag);
+		if (off < 0)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+	} else {
+		return count(LB_XSK_CNT_PASS_NOT_IP, XDP_PASS);
+	}
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return count(LB_XSK_CNT_PASS_NOT_L4, XDP_PASS);
+	key.proto = proto;
+
+	if (frag) {
+		/*
+		 * Fragments carry no ports past the first, so all fragments of a datagram are
+		 * keyed the same way: only a port-agnostic VIP on the address takes them.
+		 */
+		key.port = 0;
+		if (!is_vip(&key))
+			return count(LB_XSK_CNT_PASS_FRAGMENT, XDP_PASS);
+	} else {
+		if (off > 0xFFFF)
+			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		if (proto == IPPROTO_TCP) {
+			struct tcphdr *th = data + off;
+
+			if ((void *)(th + 1) > data_end)
+				return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+			key.port = th->dest;
+		} else {
+			struct udphdr *uh = data + off;
+
+			if ((void *)(uh + 1) > data_end)
+				return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+			key.port = uh->dest;
+		}
+		if (!is_vip(&key))
+			return count(LB_XSK_CNT_PASS_NOT_VIP, XDP_PASS);
+	}
+
+	if (test_mode)
+		return count(LB_XSK_CNT_REDIRECT, XDP_REDIRECT);
+	if (bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS) == XDP_REDIRECT)
+		return count(LB_XSK_CNT_REDIRECT, XDP_REDIRECT);
+	return count(LB_XSK_CNT_PASS_NO_XSK, XDP_PASS);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

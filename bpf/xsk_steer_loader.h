@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * User-space side of the XDP steering program: load it through its bpftool skeleton (open, set
+ * rodata, load), edit the VIP map, read the counters, and find the object file that DPDK's af_xdp
+ * PMD takes as xdp_prog=PATH. Attaching to an interface is left to the PMD.
+ */
+#ifndef LB_XSK_STEER_LOADER_H
+#define LB_XSK_STEER_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xsk_steer.h"
+
+struct lb_xsk_steer;
+
+struct lb_xsk_steer_opts {
+	/* Return XDP_REDIRECT for VIPs without calling bpf_redirect_map() (tests only). */
+	bool test_mode;
+	/*
+	 * Directory on a BPF filesystem where the VIP and counter maps are pinned by name (reused
+	 * if already there), normally "/sys/fs/bpf" as DPDK's libbpf uses. NULL: do not pin.
+	 */
+	const char *pin_root;
+};
+
+/**
+ * Open, configure and load the program into the kernel (not attached).
+ * @return the handle, or NULL with errno set (EPERM without CAP_BPF, EINVAL if the pin root is not
+ *         on a BPF filesystem, ENOMEM...).
+ */
+struct lb_xsk_steer *lb_xsk_steer_open(const struct lb_xsk_steer_opts *opts);
+
+/** Unload (maps pinned by name stay pinned). NULL is accepted. */
+void lb_xsk_steer_close(struct lb_xsk_steer *s);
+
+/** @return the program's fd, for bpf_prog_test_run_opts() or an attach. */
+int lb_xsk_steer_prog_fd(const struct lb_xsk_steer *s);
+
+/** @return the VIP map's fd, valid until lb_xsk_steer_close(). */
+int lb_xsk_steer_vip_map_fd(const struct lb_xsk_steer *s);
+
+/** @return the counter map's fd, valid until lb_xsk_steer_close(). */
+int lb_xsk_steer_stats_map_fd(const struct lb_xsk_steer *s);
+
+/**
+ * Open a map pinned by name under pin_root (e.g. the VIP map DPDK created while loading the
+ * object). @return an fd the caller closes, or -errno (-ENOENT if not pinned).
+ */
+int lb_xsk_map_open_pinned(const char *pin_root, const char *name);
+
+/**
+ * Fill a VIP map key. family is AF_INET or AF_INET6, addr points at 4 or 16 bytes in network order,
+ * port_be is in network order (0: every port).
+ * @return 0, or -EINVAL for an unknown family or protocol other than TCP/UDP.
+ */
+int lb_xsk_vip_key_make(struct lb_xsk_vip_key *key, int family, const void *addr, uint8_t proto,
+                        uint16_t port_be);
+
+/** Add or replace a VIP. @return 0, or -errno from the kernel (-E2BIG when the map is full). */
+int lb_xsk_vip_add(int map_fd, const struct lb_xsk_vip_key *key, uint32_t vip_id);
+
+/** Remove a VIP. @return 0, or -ENOENT if it was not there, or another -errno. */
+int lb_xsk_vip_remove(int map_fd, const struct lb_xsk_vip_key *key);
+
+/**
+ * Sum the per-CPU counters into out[LB_XSK_CNT_MAX].
+ * @return 0, or -errno.
+ */
+int lb_xsk_counters_read(int stats_fd, uint64_t out[LB_XSK_CNT_MAX]);
+
+/**
+ * Path of xsk_steer.bpf.o to pass as the af_xdp PMD's xdp_prog=PATH: $SPILLWAY_XSK_OBJ if set,
+ * else the build tree's copy if it exists, else the installed one. Never NULL.
+ */
+const char *lb_xsk_obj_path(void);
+
+#endif /* LB_XSK_STEER_LOADER_H */
