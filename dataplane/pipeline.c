@@ -49,20 +49,11 @@ drop(struct lb_worker *w, struct lb_burst_out *out, struct rte_mbuf *m, unsigned
 	out->drop[out->n_drop++] = m;
 }
 
-/* The key Maglev hashes, per the VIP's key mode (the sketch will see the same). */
+/* The key Maglev hashes, per the VIP's key mode (the sketch sees the same). */
 static inline uint64_t
 key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_state *ps)
 {
-	struct lb_flow_key k;
-
-	if (v->key_mode == LB_KEY_5TUPLE)
-		return ps->hash;
-	memset(&k, 0, sizeof(k));
-	k.src = ps->info.key.src;
-	k.af = ps->info.key.af;
-	if (v->key_mode == LB_KEY_SRC_IP_DPORT)
-		k.dport = ps->info.key.dport;
-	return lb_hash_flow(&s->hkey, &k);
+	return lb_vip_key_hash(s, v, &ps->info.key, ps->hash);
 }
 
 /*
