@@ -698,9 +698,8 @@ error:
 	return NULL;
 }
 
-/* Backends in all VIPs: the next free position in the LB_MAX_BACKENDS budget. */
-static uint32_t
-count_backends(const struct lb_config *cfg)
+uint32_t
+lb_config_backend_count(const struct lb_config *cfg)
 {
 	uint32_t n = 0;
 
@@ -714,7 +713,7 @@ lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const char
                         struct lb_cfg_vip *out, char *err, size_t errlen)
 {
 	struct ctx c = {err, errlen};
-	uint32_t next_backend_id = count_backends(cfg);
+	uint32_t next_backend_id = lb_config_backend_count(cfg);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -739,7 +738,7 @@ lb_config_backend_from_json(const struct lb_config *cfg, const json_t *o, const 
 	rc = parse_backend(&c, path, o, cfg, out);
 	if (rc != 0)
 		return rc;
-	out->id = (uint16_t)count_backends(cfg);
+	out->id = (uint16_t)lb_config_backend_count(cfg);
 	out->gen = 1;
 	return 0;
 }

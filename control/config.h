@@ -79,6 +79,9 @@ json_t *lb_config_to_json(const struct lb_config *cfg);
 
 void lb_config_free(struct lb_config *cfg);
 
+/** Backend memberships over all VIPs (what LB_MAX_BACKENDS limits). */
+uint32_t lb_config_backend_count(const struct lb_config *cfg);
+
 /** Text form of an address ("192.0.2.1", "fd00::1"); buf at least 46 bytes. */
 const char *lb_ip_to_str(uint8_t af, const union lb_ip *ip, char *buf, size_t len);
 

@@ -219,16 +219,6 @@ find_backend(const struct lb_cfg_vip *v, const struct lb_cfg_backend *b)
 	return -1;
 }
 
-static uint32_t
-count_backends(const struct lb_config *cfg)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		n += cfg->vips[i].n_backends;
-	return n;
-}
-
 /*
  * Ids for what a call adds: unused in cfg, so the working copy is a runnable
  * configuration by itself (unique VIP ids, unique backend ids with a non-zero
@@ -467,7 +457,7 @@ rpc_backend_add(struct txn *t, const json_t *params, struct outcome *out)
 	if (ov->n_backends >= LB_CFG_MAX_BACKENDS_PER_VIP)
 		return fail(out, LB_RPC_ERR_LIMIT, "too many backends (at most %u per VIP)",
 		            LB_CFG_MAX_BACKENDS_PER_VIP);
-	if (count_backends(view(t)) >= LB_MAX_BACKENDS)
+	if (lb_config_backend_count(view(t)) >= LB_MAX_BACKENDS)
 		return fail(out, LB_RPC_ERR_LIMIT, "too many backends in all (at most %u)",
 		            LB_MAX_BACKENDS);
 	cfg = edit(t);
