@@ -85,6 +85,7 @@ struct lb_control {
 	struct lb_rpc_ops ops;
 	uint64_t last_rx;
 	uint64_t idle_ms;
+	uint64_t *hook_fail; /* per hook: failed before/after calls */
 };
 
 static void
@@ -375,6 +376,29 @@ build(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errle
 	return s;
 }
 
+/* Run every hook's before (after == false) or after step; failures are logged. */
+static void
+run_hooks(struct lb_control *c, bool after, const struct lb_snapshot *next,
+	  const struct lb_snapshot *prev)
+{
+	char err[256];
+
+	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
+		const struct lb_publish_hook *h = &c->p.hooks[i];
+		int (*fn)(void *, const struct lb_snapshot *, const struct lb_snapshot *, char *,
+			  size_t) = after ? h->after : h->before;
+
+		if (fn == NULL)
+			continue;
+		err[0] = '\0';
+		if (fn(h->arg, next, prev, err, sizeof(err)) != 0) {
+			if (c->hook_fail != NULL)
+				c->hook_fail[i]++;
+			fprintf(stderr, "spillwayd: %s: %s\n", h->name, err);
+		}
+	}
+}
+
 /* Publish a built snapshot: pointer swap, old one retired through RCU. */
 static void
 publish(struct lb_control *c, struct lb_snapshot *s)
@@ -387,6 +411,7 @@ publish(struct lb_control *c, struct lb_snapshot *s)
 		reclaim(c, true);
 	}
 	old = *c->p.snap;
+	run_hooks(c, false, s, old);
 	/* Release: every store that filled the snapshot happens before the pointer. */
 	__atomic_store_n(c->p.snap, s, __ATOMIC_RELEASE);
 	c->generation++;
@@ -397,6 +422,9 @@ publish(struct lb_control *c, struct lb_snapshot *s)
 	}
 	if (c->live)
 		wait_switch(c);
+	/* old is parked on the retire list: reclaim() frees it no earlier than
+	 * the next publication or tick, so the hooks may still read it. */
+	run_hooks(c, true, s, old);
 }
 
 /* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
@@ -722,6 +750,8 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	}
 	c->p = *p;
 	c->epfd = c->sigfd = c->timerfd = -1;
+	if (c->p.n_hooks > 0)
+		c->hook_fail = calloc(c->p.n_hooks, sizeof(*c->hook_fail));
 	c->ops = (struct lb_rpc_ops){
 		.arg = c,
 		.config = ops_config,
@@ -785,6 +815,32 @@ lb_control_stats(const struct lb_control *c)
 	cores = json_object_get(root, "cores");
 	json_object_set_new(root, "generation", json_integer((json_int_t)c->generation));
 	json_object_set_new(root, "publish", publish_json(c));
+	if (c->p.pool != NULL) {
+		unsigned int size = c->p.pool->size;
+		/* Counts the per-lcore caches as available: exact once workers stop. */
+		unsigned int avail = rte_mempool_avail_count(c->p.pool);
+		json_t *m = json_object();
+
+		json_object_set_new(m, "size", json_integer(size));
+		json_object_set_new(m, "available", json_integer(avail));
+		json_object_set_new(m, "in_use", json_integer(size > avail ? size - avail : 0));
+		json_object_set_new(root, "mempool", m);
+	}
+	if (c->p.n_hooks > 0) {
+		json_t *hooks = json_object();
+
+		for (unsigned int i = 0; i < c->p.n_hooks; i++) {
+			const struct lb_publish_hook *h = &c->p.hooks[i];
+			json_t *o = h->stats != NULL ? h->stats(h->arg) : NULL;
+
+			if (o == NULL)
+				o = json_object();
+			json_object_set_new(o, "failures",
+					    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
+			json_object_set_new(hooks, h->name, o);
+		}
+		json_object_set_new(root, "hooks", hooks);
+	}
 	if (c->hot != NULL) {
 		json_t *h = lb_hotkey_counters_json(c->hot);
 
@@ -941,6 +997,9 @@ on_tick(struct lb_control *c)
 	reclaim(c, false);
 	if (c->hot != NULL)
 		hot_tick(c);
+	for (unsigned int i = 0; i < c->p.n_hooks; i++)
+		if (c->p.hooks[i].tick != NULL)
+			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
 	if (c->p.idle_exit_ms == 0)
@@ -1047,5 +1106,6 @@ lb_control_destroy(struct lb_control *c)
 		close(c->sigfd);
 	if (c->timerfd >= 0)
 		close(c->timerfd);
+	free(c->hook_fail);
 	free(c);
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
 
 #include "../dataplane/counters.h"
@@ -22,6 +23,30 @@
 #include "config.h"
 
 struct lb_control;
+
+/*
+ * A publication hook keeps something outside the process in step with the
+ * published snapshot: the XDP program's VIP map (a VIP is added before a
+ * snapshot that has it goes live, removed once no worker uses a snapshot that
+ * has it), the BGP speaker's announcements. Hooks run on the control thread,
+ * in order, around every publication including the first (prev == NULL); a
+ * failure is logged and counted (stats "hooks"), the publication goes on: the
+ * data path never waits on the outside world.
+ */
+struct lb_publish_hook {
+	const char *name; /* key under stats "hooks" */
+	void *arg;
+	/* Before next is stored for the workers; prev is the live snapshot. */
+	int (*before)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
+		      char *err, size_t errlen);
+	/* After every worker runs next (prev is retired but not yet freed). */
+	int (*after)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
+		     char *err, size_t errlen);
+	/* Periodic work on the control timer (every ~10 ms), may be NULL. */
+	void (*tick)(void *arg, const struct lb_snapshot *live);
+	/* The hook's own counters for the stats document, may be NULL. */
+	json_t *(*stats)(void *arg);
+};
 
 struct lb_control_params {
 	const char *config_path;   /* what SIGHUP reloads; NULL: SIGHUP ignored */
@@ -40,6 +65,12 @@ struct lb_control_params {
 	 * number the workers poll. */
 	struct lb_sketch *const *sketches;
 	volatile uint64_t *window;
+	/* The mbuf pool, for stats "mempool" {size, available, in_use}; NULL: none.
+	 * After the ports are closed, in_use must be 0 (no mbuf leaked). */
+	const struct rte_mempool *pool;
+	/* Publication hooks (see struct lb_publish_hook), run in array order. */
+	const struct lb_publish_hook *hooks;
+	unsigned int n_hooks;
 };
 
 /**

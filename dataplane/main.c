@@ -718,6 +718,7 @@ main(int argc, char **argv)
 		.idle_exit_ms = opt.idle_exit_ms,
 		.sketches = sketches,
 		.window = &hot_window,
+		.pool = pool,
 	};
 
 	control = lb_control_create(&cp, cfg, err, sizeof(err));
