@@ -5,9 +5,20 @@
 # temporary directory), spillwayd the client; spillwayd sends its output back
 # on the same memif port, where spillgen analyses it.
 #
-#   pktgen/run-memif.sh [-b BUILD_DIR] [-c LB_CONFIG] [-k] [-- SPILLGEN-OPTIONS...]
+#   pktgen/run-memif.sh [-b BUILD_DIR] [-c LB_CONFIG] [-D DUT] [-k] [-- SPILLGEN-OPTIONS...]
 #
 #   -b DIR     build directory holding spillwayd and pktgen/spillgen (default: build)
+#   -D DUT     the device under test on the other end of the memif port:
+#              spillwayd (default), or testpmd: dpdk-testpmd (TESTPMD overrides
+#              the path) in io-forward mode, one forwarding core, one RX and one
+#              TX queue of 1024 descriptors, bursts of 32, 3456 mbufs with a cache
+#              of 256 (spillwayd's pool for one port), port looped to itself:
+#              the same wiring, cores and queues as spillwayd, and a do-nothing
+#              forwarder (packets go back unchanged, not encapsulated). It is
+#              the reference of the memif ratio (scripts/bench.sh). testpmd is
+#              stopped once spillgen's results are written (STOP_ORDER is
+#              spillwayd-first for it): its memif PMD has no interrupt-thread
+#              gate, so it leaves first and spillgen sees the link go down.
 #   -c FILE    spillwayd config (default: pktgen/scenarios/lb.json); spillgen reads
 #              it too (--lb-config) for the VIPs and the backends' weights
 #   -k         keep the work directory (logs, stats, results)
@@ -34,12 +45,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build
 LBCONF=$ROOT/pktgen/scenarios/lb.json
 KEEP=0
-while getopts "b:c:kh" opt; do
+DUT=spillwayd
+while getopts "b:c:D:kh" opt; do
 	case $opt in
 	b) BUILD=$(cd "$OPTARG" && pwd) ;;
 	c) LBCONF=$(realpath "$OPTARG") ;;
+	D) DUT=$OPTARG ;;
 	k) KEEP=1 ;;
-	h) sed -n '3,29p' "$0"; exit 0 ;;
+	h) sed -n '3,40p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -62,6 +75,7 @@ cleanup() {
 		wait "$LB_PID" 2>/dev/null || true
 	fi
 	rm -f "$SOCK"
+	rm -rf "/var/run/dpdk/spillgen-$$" "/var/run/dpdk/spillwayd-$$" "/var/run/dpdk/testpmd-$$"
 	if [ "$KEEP" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 	exit "$rc"
 }
@@ -80,6 +94,11 @@ fi
 SG_LCORES=${SG_LCORES:-0@1,1@0}
 LB_LCORES=${LB_LCORES:-0-1}
 STOP_ORDER=${STOP_ORDER:-spillgen-first}
+case $DUT in
+spillwayd) ;;
+testpmd) STOP_ORDER=spillwayd-first ;;
+*) echo "run-memif.sh: -D: spillwayd or testpmd, not $DUT" >&2; exit 2 ;;
+esac
 case $STOP_ORDER in
 spillgen-first) DONE=() ;;
 spillwayd-first) DONE=(--done-file "$WORK/done") ;;
@@ -106,12 +125,25 @@ for _ in $(seq 200); do
 done
 [ -S "$SOCK" ] || { echo "run-memif.sh: spillgen did not create $SOCK" >&2; exit 1; }
 
-# shellcheck disable=SC2086
-timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
-	--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' \
-	--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
-	-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
-	>"$WORK/spillwayd.log" 2>&1 &
+if [ "$DUT" = testpmd ]; then
+	# --stats-period keeps testpmd running without a terminal on stdin (it
+	# sleeps between prints); SIGTERM stops it.
+	# shellcheck disable=SC2086
+	timeout 900 "${TESTPMD:-dpdk-testpmd}" -l "$LB_LCORES" $MEM --no-pci \
+		--file-prefix "testpmd-$$" --log-level 'lib.*:warning' \
+		--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+		-- --forward-mode=io --port-topology=loop --nb-cores=1 --rxq=1 --txq=1 \
+		--rxd=1024 --txd=1024 --burst=32 --total-num-mbufs=3456 --mbcache=256 \
+		--stats-period 1 ${LB_ARGS:-} \
+		</dev/null >"$WORK/testpmd.log" 2>&1 &
+else
+	# shellcheck disable=SC2086
+	timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
+		--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' \
+		--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+		-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
+		>"$WORK/spillwayd.log" 2>&1 &
+fi
 LB_PID=$!
 
 # Until spillgen is done (exited, or with spillwayd-first its results are
@@ -143,9 +175,11 @@ else
 	LB_PID=
 fi
 set -e
+# testpmd ends a SIGTERM by re-raising it (status 128 + 15).
+[ "$DUT" = testpmd ] && [ "$LB_RC" -eq 143 ] && LB_RC=0
 if [ "$LB_RC" -ne 0 ]; then
-	echo "run-memif.sh: spillwayd exited $LB_RC; its log:" >&2
-	cat "$WORK/spillwayd.log" >&2
+	echo "run-memif.sh: $DUT exited $LB_RC; its log:" >&2
+	cat "$WORK/$DUT.log" >&2
 fi
 [ "$SG_RC" -ne 0 ] && echo "run-memif.sh: spillgen exited $SG_RC" >&2
 if [ -s "$WORK/spillwayd-stats.json" ]; then
