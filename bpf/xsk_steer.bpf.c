@@ -52,15 +52,15 @@ struct {
 } xsks_map SEC(".maps");
 
 /*
- * VIPs to steer, kept equal to the published snapshot by spillwayd. Pinned by name so that the
- * daemon's libbpf side reaches the map DPDK created when it loaded this object.
+ * VIPs to steer, kept equal to the published snapshot by spillwayd. Not pinned: DPDK's af_xdp PMD
+ * loads this object (xdp_prog=PATH) and spillwayd reaches the maps through the program attached
+ * to the interface (lb_xsk_maps_from_ifindex), so each instance has its own maps.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LB_XSK_VIP_MAX);
 	__type(key, struct lb_xsk_vip_key);
 	__type(value, struct lb_xsk_vip_value);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } spillway_vips SEC(".maps");
 
 /* Verdict counters, indexed by enum lb_xsk_counter; summed over CPUs by user space. */
@@ -69,7 +69,6 @@ struct {
 	__uint(max_entries, LB_XSK_CNT_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } spillway_xstat SEC(".maps");
 
 struct vlan_tag {

@@ -2,7 +2,8 @@
 /*
  * Loader for xsk_steer.bpf.o through the skeleton that bpftool generates at build time, plus the
  * VIP map and counter helpers that work on plain fds, so the daemon can use them either on its own
- * loaded copy or on the maps DPDK created and pinned.
+ * loaded copy or on the maps of the copy DPDK's af_xdp PMD loaded and attached (found through the
+ * interface's XDP program id).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,20 +21,6 @@
 struct lb_xsk_steer {
 	struct xsk_steer *skel;
 };
-
-static int
-set_pin(struct bpf_map *map, const char *root)
-{
-	char path[256];
-	int n;
-
-	if (!root)
-		return bpf_map__set_pin_path(map, NULL);
-	n = snprintf(path, sizeof(path), "%s/%s", root, bpf_map__name(map));
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	return bpf_map__set_pin_path(map, path);
-}
 
 struct lb_xsk_steer *
 lb_xsk_steer_open(const struct lb_xsk_steer_opts *opts)
@@ -53,11 +40,6 @@ lb_xsk_steer_open(const struct lb_xsk_steer_opts *opts)
 		goto fail;
 	}
 	s->skel->rodata->test_mode = opts->test_mode;
-	err = set_pin(s->skel->maps.spillway_vips, opts->pin_root);
-	if (!err)
-		err = set_pin(s->skel->maps.spillway_xstat, opts->pin_root);
-	if (err)
-		goto fail;
 	err = xsk_steer__load(s->skel);
 	if (err)
 		goto fail;
@@ -96,17 +78,93 @@ lb_xsk_steer_stats_map_fd(const struct lb_xsk_steer *s)
 	return bpf_map__fd(s->skel->maps.spillway_xstat);
 }
 
-int
-lb_xsk_map_open_pinned(const char *pin_root, const char *name)
+void
+lb_xsk_maps_close(struct lb_xsk_maps *m)
 {
-	char path[256];
-	int n, fd;
+	if (m->vips_fd >= 0)
+		close(m->vips_fd);
+	if (m->stats_fd >= 0)
+		close(m->stats_fd);
+	m->vips_fd = m->stats_fd = -1;
+}
 
-	n = snprintf(path, sizeof(path), "%s/%s", pin_root, name);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
+int
+lb_xsk_maps_from_prog(int prog_fd, struct lb_xsk_maps *out)
+{
+	struct bpf_prog_info info;
+	uint32_t ids[16], len = sizeof(info);
+	int err = 0;
+
+	out->vips_fd = out->stats_fd = -1;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	if (strncmp(info.name, "xsk_steer", sizeof(info.name)) != 0 ||
+	    info.nr_map_ids > sizeof(ids) / sizeof(ids[0]))
+		return -EPROTO;
+	out->prog_id = info.id;
+	{
+		uint32_t n = info.nr_map_ids;
+
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = n;
+		info.map_ids = (uint64_t)(uintptr_t)ids;
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+			return -errno;
+		if (info.nr_map_ids < n)
+			n = info.nr_map_ids;
+		for (uint32_t i = 0; i < n && !err; i++) {
+			struct bpf_map_info mi;
+			uint32_t mlen = sizeof(mi);
+			int fd = bpf_map_get_fd_by_id(ids[i]);
+
+			if (fd < 0) {
+				err = -errno;
+				break;
+			}
+			memset(&mi, 0, sizeof(mi));
+			if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+				err = -errno;
+				close(fd);
+				break;
+			}
+			if (out->vips_fd < 0 && strcmp(mi.name, LB_XSK_MAP_VIPS) == 0 &&
+			    mi.key_size == sizeof(struct lb_xsk_vip_key) &&
+			    mi.value_size == sizeof(struct lb_xsk_vip_value))
+				out->vips_fd = fd;
+			else if (out->stats_fd < 0 && strcmp(mi.name, LB_XSK_MAP_STATS) == 0 &&
+				 mi.max_entries == LB_XSK_CNT_MAX)
+				out->stats_fd = fd;
+			else
+				close(fd);
+		}
+	}
+	if (!err && (out->vips_fd < 0 || out->stats_fd < 0))
+		err = -EPROTO;
+	if (err)
+		lb_xsk_maps_close(out);
+	return err;
+}
+
+int
+lb_xsk_maps_from_ifindex(int ifindex, struct lb_xsk_maps *out)
+{
+	uint32_t id = 0;
+	int fd, err;
+
+	out->vips_fd = out->stats_fd = -1;
+	err = bpf_xdp_query_id(ifindex, 0, &id);
+	if (err)
+		return err == -EINVAL ? -ENOENT : err;
+	if (id == 0)
+		return -ENOENT;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	err = lb_xsk_maps_from_prog(fd, out);
+	close(fd);
+	return err;
 }
 
 int

@@ -17,21 +17,22 @@ struct lb_xsk_steer;
 struct lb_xsk_steer_opts {
 	/* Return XDP_REDIRECT for VIPs without calling bpf_redirect_map() (tests only). */
 	bool test_mode;
-	/*
-	 * Directory on a BPF filesystem where the VIP and counter maps are pinned by name (reused
-	 * if already there), normally "/sys/fs/bpf" as DPDK's libbpf uses. NULL: do not pin.
-	 */
-	const char *pin_root;
+};
+
+/* The maps of a loaded steering program, as fds the caller closes (lb_xsk_maps_close). */
+struct lb_xsk_maps {
+	int vips_fd;
+	int stats_fd;
+	uint32_t prog_id;
 };
 
 /**
  * Open, configure and load the program into the kernel (not attached).
- * @return the handle, or NULL with errno set (EPERM without CAP_BPF, EINVAL if the pin root is not
- *         on a BPF filesystem, ENOMEM...).
+ * @return the handle, or NULL with errno set (EPERM without CAP_BPF, ENOMEM...).
  */
 struct lb_xsk_steer *lb_xsk_steer_open(const struct lb_xsk_steer_opts *opts);
 
-/** Unload (maps pinned by name stay pinned). NULL is accepted. */
+/** Unload. NULL is accepted. */
 void lb_xsk_steer_close(struct lb_xsk_steer *s);
 
 /** @return the program's fd, for bpf_prog_test_run_opts() or an attach. */
@@ -44,10 +45,22 @@ int lb_xsk_steer_vip_map_fd(const struct lb_xsk_steer *s);
 int lb_xsk_steer_stats_map_fd(const struct lb_xsk_steer *s);
 
 /**
- * Open a map pinned by name under pin_root (e.g. the VIP map DPDK created while loading the
- * object). @return an fd the caller closes, or -errno (-ENOENT if not pinned).
+ * The maps of a loaded steering program, found by id from the program's fd: its name must be
+ * xsk_steer and it must hold maps named LB_XSK_MAP_VIPS and LB_XSK_MAP_STATS.
+ * @return 0, or -EPROTO (not spillway's steering program), or another -errno.
  */
-int lb_xsk_map_open_pinned(const char *pin_root, const char *name);
+int lb_xsk_maps_from_prog(int prog_fd, struct lb_xsk_maps *out);
+
+/**
+ * The maps of the steering program attached to an interface (by DPDK's af_xdp PMD, given
+ * xdp_prog=PATH). Needs CAP_SYS_ADMIN (or CAP_BPF + CAP_NET_ADMIN).
+ * @return 0, or -ENOENT (no XDP program attached, or attached in several modes), -EPROTO (the
+ *         attached program is not spillway's steering program), another -errno.
+ */
+int lb_xsk_maps_from_ifindex(int ifindex, struct lb_xsk_maps *out);
+
+/** Close what lb_xsk_maps_from_* opened (fds < 0 are skipped) and set them to -1. */
+void lb_xsk_maps_close(struct lb_xsk_maps *m);
 
 /**
  * Fill a VIP map key. family is AF_INET or AF_INET6, addr points at 4 or 16 bytes in network order,

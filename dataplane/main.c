@@ -29,6 +29,10 @@
 #include "../control/config.h"
 #include "../control/control.h"
 #include "../control/server.h"
+#ifdef LB_HAVE_XDP
+#include "../control/xdp_sync.h"
+#include "xsk_steer_loader.h"
+#endif
 #include "flow_table.h"
 #include "sketch.h"
 #include "port.h"
@@ -43,6 +47,7 @@ enum {
 	OPT_CONTROL_MODE,
 	OPT_CONTROL_GROUP,
 	OPT_STATE,
+	OPT_XDP_PROG,
 };
 
 struct options {
@@ -50,6 +55,7 @@ struct options {
 	const char *state;
 	const char *control;
 	const char *control_group;
+	const char *xdp_prog; /* NULL: the default object; "none": no steering */
 	mode_t control_mode;
 	const char *stats_file;
 	int out_port;
@@ -100,6 +106,16 @@ usage(FILE *f)
 		"                           (default: drop it, counted as no_vip)\n"
 		"  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
 		"                           (for pcap replays and demos; default: never)\n"
+		"      --xdp-prog PATH|none XDP program for af_xdp ports (a NIC shared with the\n"
+		"                           kernel; docs/xdp.md). Default: spillway's steering\n"
+		"                           program (xsk_steer.bpf.o from the build tree or the\n"
+		"                           install, or $SPILLWAY_XSK_OBJ), added to every\n"
+		"                           net_af_xdp vdev as xdp_prog= unless one is given. It\n"
+		"                           sends VIP traffic to spillway and passes the rest\n"
+		"                           (ARP, ND, SSH, BGP) to the kernel; spillwayd keeps\n"
+		"                           its VIP map equal to the configuration (stats\n"
+		"                           \"hooks\": {\"xdp\"}). \"none\": the PMD's own program,\n"
+		"                           every frame of the queue goes to spillway.\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            print the version\n"
 		"\n"
@@ -108,6 +124,10 @@ usage(FILE *f)
 		"flows of any key above hot.threshold of its VIP over enough backends to\n"
 		"keep each under (1 + hot.epsilon) x the average (docs/hot-keys.md;\n"
 		"spillctl hot list).\n"
+		"\n"
+		"AF_XDP example (one queue, the interface keeps its address):\n"
+		"  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
+		"            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
 		"\n"
 		"Signals: SIGTERM/SIGINT stop cleanly (workers stop, TX drains, ports close,\n"
 		"final counters are written, the control socket file is removed); SIGHUP\n"
@@ -144,6 +164,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{"out-port", required_argument, NULL, 'o'},
 		{"exception-port", required_argument, NULL, 'x'},
 		{"idle-exit", required_argument, NULL, 'i'},
+		{"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -162,6 +183,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_STATE:
 			o->state = optarg;
+			break;
+		case OPT_XDP_PROG:
+			o->xdp_prog = optarg;
 			break;
 		case OPT_CONTROL:
 			o->control = optarg;
@@ -369,6 +393,21 @@ port_is_memif(uint16_t port)
 	return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
 	       strcmp(info.driver_name, "net_memif") == 0;
 }
+
+#ifdef LB_HAVE_XDP
+/* An af_xdp PMD port, and the kernel interface under it. */
+static bool
+port_is_af_xdp(uint16_t port, int *ifindex)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_af_xdp") != 0)
+		return false;
+	*ifindex = (int)info.if_index;
+	return true;
+}
+#endif
 
 static void
 intr_kick(int fd)
@@ -579,6 +618,38 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	eal_argc = sep;
+#ifdef LB_HAVE_XDP
+	/* af_xdp vdevs get spillway's steering program unless told otherwise. */
+	char **eal_argv = calloc((size_t)eal_argc + 1, sizeof(*eal_argv));
+	char **eal_owned = calloc((size_t)eal_argc + 1, sizeof(*eal_owned));
+	bool xdp_on = opt.xdp_prog == NULL || strcmp(opt.xdp_prog, "none") != 0;
+	const char *xdp_obj = opt.xdp_prog != NULL && xdp_on ? opt.xdp_prog : lb_xsk_obj_path();
+	bool have_af_xdp = false;
+
+	if (eal_argv == NULL || eal_owned == NULL) {
+		fprintf(stderr, "spillwayd: out of memory\n");
+		lb_config_free(cfg);
+		return 1;
+	}
+	for (int i = 0; i < eal_argc; i++) {
+		eal_argv[i] = argv[i];
+		if (strstr(argv[i], "net_af_xdp") != NULL)
+			have_af_xdp = true;
+		if (!xdp_on || i == 0)
+			continue;
+		eal_owned[i] = lb_xdp_vdev_arg(argv[i], xdp_obj);
+		if (eal_owned[i] != NULL)
+			eal_argv[i] = eal_owned[i];
+	}
+	if (have_af_xdp && xdp_on && access(xdp_obj, R_OK) != 0) {
+		fprintf(stderr, "spillwayd: XDP program %s: %s (build it with -Dbpf=enabled, set "
+				"SPILLWAY_XSK_OBJ, or give --xdp-prog)\n",
+			xdp_obj, strerror(errno));
+		lb_config_free(cfg);
+		return EXIT_USAGE;
+	}
+	argv = eal_argv;
+#endif
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		fprintf(stderr, "spillwayd: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -604,6 +675,12 @@ main(int argc, char **argv)
 	struct lb_sketch **sketches = NULL;
 	uint16_t port;
 	int exit_code = 1;
+	struct lb_publish_hook hooks[4];
+	unsigned int n_hooks = 0;
+#ifdef LB_HAVE_XDP
+	struct lb_xdp_sync *xdp = NULL;
+	int ifindex = 0;
+#endif
 
 	if (n_workers == 0) {
 		fprintf(stderr, "spillwayd: no worker lcore: give EAL at least two lcores "
@@ -635,7 +712,23 @@ main(int argc, char **argv)
 		}
 		if ((int)port != opt.exc_port)
 			io.rx_ports[io.n_rx_ports++] = port;
+#ifdef LB_HAVE_XDP
+		if (xdp_on && port_is_af_xdp(port, &ifindex)) {
+			if (xdp == NULL)
+				xdp = lb_xdp_sync_create();
+			if (xdp == NULL ||
+			    lb_xdp_sync_add_port(xdp, port, ifindex, err, sizeof(err)) != 0) {
+				fprintf(stderr, "spillwayd: XDP steering: %s\n",
+					xdp == NULL ? "out of memory" : err);
+				goto out;
+			}
+		}
+#endif
 	}
+#ifdef LB_HAVE_XDP
+	if (xdp != NULL)
+		lb_xdp_sync_hook(xdp, &hooks[n_hooks++]);
+#endif
 
 	size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
 
@@ -719,6 +812,8 @@ main(int argc, char **argv)
 		.sketches = sketches,
 		.window = &hot_window,
 		.pool = pool,
+		.hooks = hooks,
+		.n_hooks = n_hooks,
 	};
 
 	control = lb_control_create(&cp, cfg, err, sizeof(err));
@@ -756,6 +851,13 @@ out:
 	if (n_ports > 0)
 		close_ports(mi);
 	lb_control_destroy(control);
+#ifdef LB_HAVE_XDP
+	lb_xdp_sync_destroy(xdp);
+	for (int i = 0; i < eal_argc; i++)
+		free(eal_owned[i]);
+	free(eal_owned);
+	free(eal_argv);
+#endif
 	if (ctx != NULL)
 		for (unsigned int i = 0; i < n_workers; i++) {
 			lb_flow_table_free(ctx[i].w.ft);

@@ -16,12 +16,14 @@
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
-#include <sys/mount.h>
+#include <net/if.h>
+#include <linux/if_link.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <cmocka.h>
 
 #include "xsk_steer_loader.h"
@@ -410,47 +412,85 @@ test_xsk_steer_no_xsk_passes(void **state)
 }
 
 /*
- * Maps pinned by name: a second load reuses the first one's VIP map, and a VIP added through the
- * pinned path (as spillwayd would when DPDK loaded the object) steers the second copy. Runs on a
- * private bpffs in a private mount namespace, so nothing outlives the test.
+ * DPDK's af_xdp PMD loads the object and attaches it; spillwayd finds that copy's maps through the
+ * interface. Here: attach a loaded copy to lo in a private network namespace (generic mode), find
+ * its maps by ifindex, and check that a VIP added through them steers that copy. Also the refusals:
+ * no program attached, a program that is not spillway's.
  */
 static void
-test_xsk_steer_pinned_maps(void **state)
+test_xsk_steer_maps_from_ifindex(void **state)
 {
-	char root[] = "/tmp/xsk_steer_bpffs.XXXXXX";
-	struct lb_xsk_steer_opts o = {.test_mode = true, .pin_root = root};
-	struct lb_xsk_steer *a, *b;
+	struct lb_xsk_steer_opts o = {.test_mode = true};
+	struct lb_xsk_steer *a;
+	struct lb_xsk_maps m;
 	struct lb_xsk_vip_key key;
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
 	struct pkt p;
+	int lo;
+
+	(void)state;
+	if (unshare(CLONE_NEWNET))
+		skip();
+	lo = (int)if_nametoindex("lo");
+	assert_true(lo > 0);
+	assert_int_equal(lb_xsk_maps_from_ifindex(lo, &m), -ENOENT);
+	assert_int_equal(m.vips_fd, -1);
+	a = lb_xsk_steer_open(&o);
+	assert_non_null(a);
+	/* From the program fd: the same maps as the skeleton's. */
+	assert_int_equal(lb_xsk_maps_from_prog(lb_xsk_steer_prog_fd(a), &m), 0);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(bpf_obj_get_info_by_fd(m.vips_fd, &info, &len), 0);
+	{
+		struct bpf_map_info x, y;
+		uint32_t lx = sizeof(x), ly = sizeof(y);
+
+		memset(&x, 0, sizeof(x));
+		memset(&y, 0, sizeof(y));
+		assert_int_equal(bpf_obj_get_info_by_fd(m.vips_fd, &x, &lx), 0);
+		assert_int_equal(bpf_obj_get_info_by_fd(lb_xsk_steer_vip_map_fd(a), &y, &ly), 0);
+		assert_int_equal(x.id, y.id);
+		assert_int_equal(bpf_obj_get_info_by_fd(m.stats_fd, &x, &lx), 0);
+		assert_int_equal(bpf_obj_get_info_by_fd(lb_xsk_steer_stats_map_fd(a), &y, &ly), 0);
+		assert_int_equal(x.id, y.id);
+	}
+	lb_xsk_maps_close(&m);
+	assert_int_equal(m.vips_fd, -1);
+	/* Attached to lo: found by ifindex, and a VIP added through it steers. */
+	assert_int_equal(bpf_xdp_attach(lo, lb_xsk_steer_prog_fd(a), XDP_FLAGS_SKB_MODE, NULL), 0);
+	assert_int_equal(lb_xsk_maps_from_ifindex(lo, &m), 0);
+	assert_int_equal(lb_xsk_vip_key_make(&key, AF_INET, host4, IP_TCP, htons(8443)), 0);
+	assert_int_equal(lb_xsk_vip_add(m.vips_fd, &key, 7), 0);
+	build4(&p, 0, host4, IP_TCP, 8443, NOFRAG);
+	expect(a, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	assert_int_equal(lb_xsk_vip_remove(m.vips_fd, &key), 0);
+	expect(a, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_VIP);
+	lb_xsk_maps_close(&m);
+	assert_int_equal(bpf_xdp_detach(lo, XDP_FLAGS_SKB_MODE, NULL), 0);
+	assert_int_equal(lb_xsk_maps_from_ifindex(lo, &m), -ENOENT);
+	lb_xsk_steer_close(a);
+}
+
+/* A program that is not the steering program (an XDP_PASS stub) is refused with -EPROTO. */
+static void
+test_xsk_steer_maps_foreign_prog(void **state)
+{
+	struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	struct lb_xsk_maps m;
 	int fd;
 
 	(void)state;
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "other", "GPL", insns, 2, NULL);
+	if (fd < 0)
 		skip();
-	assert_non_null(mkdtemp(root));
-	if (mount("bpf", root, "bpf", 0, NULL)) {
-		rmdir(root);
-		skip();
-	}
-	a = lb_xsk_steer_open(&o);
-	assert_non_null(a);
-	fd = lb_xsk_map_open_pinned(root, LB_XSK_MAP_VIPS);
-	assert_true(fd >= 0);
-	assert_int_equal(lb_xsk_map_open_pinned(root, "nope"), -ENOENT);
-	assert_int_equal(lb_xsk_vip_key_make(&key, AF_INET, host4, IP_TCP, htons(8443)), 0);
-	assert_int_equal(lb_xsk_vip_add(fd, &key, 7), 0);
-	b = lb_xsk_steer_open(&o);
-	assert_non_null(b);
-	build4(&p, 0, host4, IP_TCP, 8443, NOFRAG);
-	expect(b, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
-	expect(a, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
-	assert_int_equal(lb_xsk_vip_remove(lb_xsk_steer_vip_map_fd(b), &key), 0);
-	expect(a, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_VIP);
+	assert_int_equal(lb_xsk_maps_from_prog(fd, &m), -EPROTO);
+	assert_int_equal(m.vips_fd, -1);
+	assert_int_equal(m.stats_fd, -1);
 	close(fd);
-	lb_xsk_steer_close(b);
-	lb_xsk_steer_close(a);
-	assert_int_equal(umount(root), 0);
-	rmdir(root);
 }
 
 /* Key construction and the API's argument checks (no kernel needed). */
@@ -510,7 +550,8 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_bad_ip_header);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_map_update);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_no_xsk_passes);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_pinned_maps);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_foreign_prog);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_from_ifindex);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_key_and_path);
 
 	rc = _cmocka_run_group_tests("xsk_steer", tests, n, NULL, NULL);
