@@ -363,6 +363,11 @@ class Checker:
         for k in TOTAL_KEYS:
             if not isinstance(tot.get(k), int):
                 self.fail("stats: totals.%s missing or not an integer" % k)
+        # Final stats are written after the ports are closed: every mbuf must be
+        # back in the pool (per-lcore caches count as available).
+        mp = st.get("mempool")
+        if not isinstance(mp, dict) or mp.get("in_use") != 0 or mp.get("available") != mp.get("size"):
+            self.fail("stats: mempool %s, expected in_use 0 (mbufs leaked)" % (mp,))
         drops = tot.get("drops", {})
         for k in DROP_REASONS:
             if not isinstance(drops.get(k), int):

@@ -137,6 +137,13 @@ def check(samples, results, stats, capacity):
     if t["rx_packets"] != t["forwarded"] + t["icmp_sent"] + t["exception"] + t["dropped"] \
             or drops != t["dropped"]:
         bad("counters do not conserve packets: %s" % t)
+    # Final stats are written after the ports are closed: no mbuf may be
+    # missing from the pool (per-lcore caches count as available).
+    mp = st.get("mempool") or {}
+    print("mempool after stop: size %s, available %s, in_use %s"
+          % (mp.get("size"), mp.get("available"), mp.get("in_use")))
+    if mp.get("in_use") != 0 or mp.get("available") != mp.get("size"):
+        bad("mbufs leaked: mempool %s" % mp)
     if t["flow_misses"] < sum(v["new_flows"] for v in st["vips"]):
         bad("fewer misses than new flows")
     print("PASS" if ok else "FAILED")

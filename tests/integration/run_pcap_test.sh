@@ -151,9 +151,9 @@ for sig in TERM INT; do
 	if [[ $RC -ne 0 ]]; then
 		echo "FAIL: SIG$sig: exit status $RC, expected 0; stderr: $(tail -n 3 "$d/stderr" | tr '\n' ' ')"
 		FAILED=1
-	elif ! $PY -c 'import json, sys; t = json.load(open(sys.argv[1]))["totals"]; sys.exit(t["rx_packets"] != 0)' \
+	elif ! $PY -c 'import json, sys; s = json.load(open(sys.argv[1])); t = s["totals"]; sys.exit(t["rx_packets"] != 0 or s["mempool"]["in_use"] != 0)' \
 		"$d/stats.json" 2>/dev/null; then
-		echo "FAIL: SIG$sig: no valid final stats in $d/stats.json"
+		echo "FAIL: SIG$sig: no valid final stats (or mbufs in use) in $d/stats.json"
 		FAILED=1
 	else
 		echo "  ok: exit 0, final stats written"

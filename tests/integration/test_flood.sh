@@ -15,7 +15,8 @@
 #   - no flow is seen at more than one backend (established ones included);
 #   - the random 5-tuples spread by weight (peak/avg <= 1.10): without the
 #     Maglev seed a flood cannot be aimed at one backend;
-#   - the counters conserve packets.
+#   - the counters conserve packets, and the final stats (written after the
+#     ports are closed) show the mbuf pool full again (mempool in_use 0).
 # usage: test_flood.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_flood.sh BUILD_DIR}")

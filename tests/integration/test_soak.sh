@@ -12,7 +12,8 @@
 # socket mode is 0660 by default and --control-mode (0600 in the last segment)
 # is honoured; no crash but the intended kills (exit statuses, no
 # sanitizer/segfault lines in the logs); the last, clean segment's counters
-# conserve packets. No mempool statistic is exposed: mbuf leaks are not checked.
+# conserve packets, and its final stats (written after the ports are closed)
+# show the mbuf pool full again (mempool in_use 0: no leaked mbufs).
 # usage: test_soak.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_soak.sh BUILD_DIR}")
@@ -97,6 +98,10 @@ got = {"%s:%s/%s" % (v["address"], v["port"], v["protocol"]):
 assert got == model, "final state file != acknowledged configuration"
 assert t["rx_packets"] == t["forwarded"] + t["icmp_sent"] + t["exception"] + t["dropped"], t
 assert t["dropped"] == sum(t["drops"].values()), t
+# Written after the ports are closed: every mbuf back in the pool.
+mp = json.load(open(sys.argv[1])).get("mempool")
+assert mp is not None and mp["in_use"] == 0 and mp["available"] == mp["size"], \
+    "mbufs leaked: mempool %s" % mp
 tot = {}
 for f in sys.argv[4:]:
     for k, v in re.findall(r"(\w+)=(\d+)", open(f).read()):
@@ -104,6 +109,8 @@ for f in sys.argv[4:]:
 print("final clean segment: rx %d = forwarded %d + icmp %d + exception %d + dropped %d %s"
       % (t["rx_packets"], t["forwarded"], t["icmp_sent"], t["exception"], t["dropped"],
          {k: v for k, v in t["drops"].items() if v}))
+print("mempool after the clean stop: size %d, available %d, in_use %d"
+      % (mp["size"], mp["available"], mp["in_use"]))
 print("driver totals: %s" % tot)
 PY
 echo "PASS: $NSEG segments, $(( $(date +%s) - t_start )) s, $KILLS kill -9 + restarts from --state; nothing acknowledged lost"
