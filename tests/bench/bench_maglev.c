@@ -14,6 +14,7 @@
 #include "../../dataplane/hash.h"
 #include "../../dataplane/snapshot.h"
 #include "../support/median.h"
+#include "bench_json.h"
 
 #define RUNS 21
 #define NAME_LEN 32
@@ -83,6 +84,9 @@ bench_build(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 
 		printf("maglev_build N=%u M=%u: %.3f ms (median of %d, min %.3f, max %.3f)\n", n, m,
 		       med, RUNS, t[0], t[RUNS - 1]);
+		bj_add(json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:i}", "name", "maglev_build", "n",
+		                 (json_int_t)n, "m", (json_int_t)m, "ms", med, "min_ms", t[0],
+		                 "max_ms", t[RUNS - 1], "runs", RUNS));
 	}
 out:
 	pool_fini(&p);
@@ -149,6 +153,11 @@ bench_disruption(const struct lb_hash_key *key, uint32_t n, uint32_t m)
 		       "max %.4f%% (min possible 0; max extra = %.2fx the removed share, %d "
 		       "trials); add 1: %.4f%%\n",
 		       n, m, 100 * sum / TRIALS, 100 * worst, worst_ratio, TRIALS, 100 * add_frac);
+	if (ret == 0)
+		bj_add(json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:i}", "name", "maglev_disruption",
+		                 "n", (json_int_t)n, "m", (json_int_t)m, "remove_mean_pct",
+		                 100 * sum / TRIALS, "remove_max_pct", 100 * worst, "add_pct",
+		                 100 * add_frac, "trials", TRIALS));
 out:
 	pool_fini(&p);
 	free(less);
@@ -158,10 +167,16 @@ out:
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct lb_hash_key key;
 	int ret = 0;
+
+	argc = bj_args(argc, argv);
+	if (argc > 1) {
+		fprintf(stderr, "usage: bench_maglev [--json FILE]\n");
+		return 2;
+	}
 
 	lb_hash_key_from_seed(&key, "spillway-bench", strlen("spillway-bench"));
 	/* Every N at both table sizes of issue 3 (N = 5000 needs M >> N). */
@@ -178,5 +193,5 @@ main(void)
 		fprintf(stderr, "bench_maglev: build failed (%d)\n", ret);
 		return 1;
 	}
-	return 0;
+	return bj_write("bench_maglev", 0) == 0 ? 0 : 1;
 }

@@ -28,7 +28,12 @@
  * sketch on (NAME+sketch_sN: sampling 1 in 2^N, N = 0, 2, 4; a round is one
  * window, switched untimed), for the sketch's added ns/packet.
  *
- * Usage: bench_pipeline [NAME-SUBSTRING]  runs the cases whose name contains it.
+ * The "memory" line gives the flow table's bytes per entry: its allocation
+ * divided by its capacity, and the process's resident-set growth over creating
+ * it (the table is touched at creation) and over inserting the 1M flows.
+ *
+ * Usage: bench_pipeline [--json FILE] [NAME-SUBSTRING]  runs the cases whose
+ * name contains it; --json also writes every figure to FILE (bench_json.h).
  * SPILLWAY_BENCH_QUICK=1 shrinks every case (for valgrind --tool=callgrind).
  */
 #include <stdint.h>
@@ -56,6 +61,8 @@
 #include "median.h"
 #include "rng.h"
 #include "zipf.h"
+
+#include "bench_json.h"
 
 #define N_BACKENDS 100
 #define FRAME_LEN 64           /* Ethernet 14 + IPv4 20 + TCP 20 + 10 bytes of data */
@@ -220,7 +227,7 @@ round_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts
  */
 static double
 median_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts, int fresh,
-           int baseline)
+           int baseline, double *min)
 {
 	double r[ROUNDS];
 
@@ -232,7 +239,11 @@ median_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkt
 		if (r[i] < 0)
 			return -1.0;
 	}
-	return median(r, g_rounds);
+	double med = median(r, g_rounds); /* sorts r */
+
+	if (min != NULL)
+		*min = r[0];
+	return med;
 }
 
 static int
@@ -248,21 +259,27 @@ report(struct bench *b, const char *name, uint32_t resident, uint32_t first, con
 {
 	const struct lb_core_counters *c = b->w->cnt;
 	uint64_t hits = c->flow_hits, misses = c->flow_misses;
-	double pipe, base;
+	double pipe, base, pipe_min;
 
 	if (!selected(name))
 		return 0;
-	pipe = median_run(b, first, draw, n_pkts, fresh, 0);
+	pipe = median_run(b, first, draw, n_pkts, fresh, 0, &pipe_min);
 	if (pipe < 0)
 		return -1;
 	hits = c->flow_hits - hits;
 	misses = c->flow_misses - misses;
-	base = median_run(b, first, draw, n_pkts, fresh, 1);
+	base = median_run(b, first, draw, n_pkts, fresh, 1, NULL);
 	printf("pipeline %s flows=%u: %.1f ns/pkt %.1f cycles/pkt (baseline %.1f ns/pkt %.1f "
 	       "cycles/pkt; hits %.1f%%; median of %u rounds of %u packets)\n",
 	       name, resident, pipe * b->ns_per_cycle, pipe, base * b->ns_per_cycle, base,
 	       100.0 * (double)hits / (double)(hits + misses), g_rounds, n_pkts);
 	fflush(stdout);
+	bj_add(json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i}", "name", name,
+	                 "flows", (json_int_t)resident, "ns_per_pkt", pipe * b->ns_per_cycle,
+	                 "cycles_per_pkt", pipe, "min_ns_per_pkt", pipe_min * b->ns_per_cycle,
+	                 "baseline_ns_per_pkt", base * b->ns_per_cycle, "baseline_cycles_per_pkt",
+	                 base, "hit_pct", 100.0 * (double)hits / (double)(hits + misses), "rounds",
+	                 (json_int_t)g_rounds, "packets_per_round", (json_int_t)n_pkts));
 	return 0;
 }
 
@@ -426,6 +443,10 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 		printf("pipeline %s flows=%u: %s %.1f ns/pkt %.1f cycles/pkt (alone, incl. "
 		       "rdtsc pair / 32)\n",
 		       name, resident, g_stage_name[st], c * b->ns_per_cycle, c);
+		bj_add(json_pack("{s:s, s:s, s:i, s:f, s:f, s:i}", "name", name, "stage",
+		                 g_stage_name[st], "flows", (json_int_t)resident, "ns_per_pkt",
+		                 c * b->ns_per_cycle, "cycles_per_pkt", c, "rounds",
+		                 (json_int_t)g_rounds));
 	}
 	fflush(stdout);
 }
@@ -504,12 +525,60 @@ worker_free(struct lb_worker *w)
 	free(w);
 }
 
+/* The process's resident set in bytes (VmRSS), -1 if unknown. */
+static long
+rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/*
+ * Flow-table memory: allocation / capacity (what sizing costs per entry), the
+ * resident-set growth over its creation (the table is touched then) and over
+ * inserting g_big_flows flows, and the allocation per resident flow at this
+ * benchmark's load (a quarter of the capacity).
+ */
+static void
+memory_report(const struct lb_flow_table *ft, long rss0, long rss1, long rss2)
+{
+	uint32_t cap = lb_flow_table_capacity(ft);
+	double alloc = (double)ft->n_buckets * sizeof(struct lb_flow_bucket);
+	double rss_create = rss0 >= 0 && rss1 >= 0 ? (double)(rss1 - rss0) : -1;
+	double rss_insert = rss1 >= 0 && rss2 >= 0 ? (double)(rss2 - rss1) : -1;
+
+	if (!selected("memory"))
+		return;
+	printf("pipeline memory: flow table %u entries (%zu B each), %.0f MiB allocated: "
+	       "%.1f B/entry; RSS +%.1f MiB at creation (%.1f B/entry), +%.1f MiB inserting %u "
+	       "flows; %.1f B per resident flow at %.0f%% load\n",
+	       cap, sizeof(struct lb_flow_entry), alloc / 1048576.0, alloc / cap,
+	       rss_create / 1048576.0, rss_create / cap, rss_insert / 1048576.0, g_big_flows,
+	       alloc / g_big_flows, 100.0 * g_big_flows / cap);
+	bj_add(json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:i, s:f}", "name", "memory",
+	                 "capacity", (json_int_t)cap, "entry_bytes",
+	                 (json_int_t)sizeof(struct lb_flow_entry), "alloc_bytes", alloc,
+	                 "bytes_per_entry", alloc / cap, "rss_create_bytes", rss_create,
+	                 "rss_bytes_per_entry", rss_create / cap, "resident_flows",
+	                 (json_int_t)g_big_flows, "bytes_per_resident_flow", alloc / g_big_flows));
+}
+
 static int
 run_cases(struct bench *b)
 {
 	uint32_t *small = draws_make(g_hit_packets, SMALL_FLOWS, 0);
 	uint32_t *uni = draws_make(g_hit_packets, g_big_flows, 0);
 	uint32_t *zipf = draws_make(g_hit_packets, g_big_flows, 1);
+	long rss0, rss1;
 	int rc = -1;
 
 	if (small == NULL || uni == NULL || zipf == NULL)
@@ -525,9 +594,16 @@ run_cases(struct bench *b)
 	worker_free(b->w);
 
 	/* A million flows: the table (64 MiB) is far bigger than the caches. */
+	rss0 = rss_bytes();
 	b->w = worker_make();
-	if (b->w == NULL || preload(b, g_big_flows) != 0 ||
-	    report(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
+	if (b->w == NULL)
+		goto out;
+	rss1 = rss_bytes();
+
+	if (preload(b, g_big_flows) != 0)
+		goto out;
+	memory_report(b->w->ft, rss0, rss1, rss_bytes());
+	if (report(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
 	    report_sketch(b, "flow_hit_uniform", g_big_flows, 0, uni, g_hit_packets, 0) != 0 ||
 	    report(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
 	    report_sketch(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
@@ -554,6 +630,7 @@ main(int argc, char **argv)
 	int have_mbufs = 0;
 	int rc = 1;
 
+	argc = bj_args(argc, argv);
 	if (argc > 1)
 		g_filter = argv[1];
 	if (quick != NULL && quick[0] == '1') {
@@ -583,7 +660,8 @@ main(int argc, char **argv)
 	       "flow table %u entries, TSC %.3f GHz\n",
 	       N_BACKENDS, s->table_size, FRAME_LEN, LB_BURST, FT_CAPACITY,
 	       (double)rte_get_tsc_hz() / 1e9);
-	if (hash_x4_check(s) == 0 && run_cases(&b) == 0)
+	if (hash_x4_check(s) == 0 && run_cases(&b) == 0 &&
+	    bj_write("bench_pipeline", (double)rte_get_tsc_hz()) == 0)
 		rc = 0;
 out:
 	if (rc != 0)

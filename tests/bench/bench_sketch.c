@@ -13,7 +13,8 @@
  * the per-add figure). Each figure is the median of 7 rounds of 2^22 packets,
  * next to a baseline loop that reads the same keys and hashes.
  *
- * Usage: bench_sketch [NAME-SUBSTRING]. rte_member needs EAL (no hugepages).
+ * Usage: bench_sketch [--json FILE] [NAME-SUBSTRING] (--json: every figure to FILE,
+ * bench_json.h). rte_member needs EAL (no hugepages).
  */
 #define ALLOW_EXPERIMENTAL_API 1
 
@@ -36,6 +37,8 @@
 #include "flow_key.h"
 #include "median.h"
 #include "zipf.h"
+
+#include "bench_json.h"
 
 #define N_KEYS 1000000u
 #define ROUND_PKTS (1u << 22)
@@ -257,6 +260,7 @@ report(const char *name, struct run *r, const struct pkt *pk, const uint32_t *dr
 {
 	double c;
 	struct acc a;
+	json_t *j;
 
 	if (!selected(name))
 		return;
@@ -276,6 +280,18 @@ report(const char *name, struct run *r, const struct pkt *pk, const uint32_t *dr
 	}
 	printf("\n");
 	fflush(stdout);
+	j = json_pack("{s:s, s:f, s:f, s:f}", "name", name, "ns_per_add", c * g_ns_per_cycle,
+	              "cycles_per_add", c, "baseline_ns", base * g_ns_per_cycle);
+	if (j != NULL && r->polls)
+		json_object_set_new(j, "window_switch_us",
+		                    json_real((double)r->poll_cycles / r->polls * g_ns_per_cycle /
+		                              1000.0));
+	if (j != NULL && zipf) {
+		json_object_set_new(j, "top10_named", json_integer(a.heavy_found));
+		json_object_set_new(j, "top10_worst_error_pct", json_real(100 * a.heavy_worst));
+		json_object_set_new(j, "light_max_share", json_real(a.light_max));
+	}
+	bj_add(j);
 }
 
 int
@@ -289,6 +305,7 @@ main(int argc, char **argv)
 	struct run base = {.impl = IMPL_BASELINE};
 	int rc = 1;
 
+	argc = bj_args(argc, argv);
 	if (argc > 1)
 		g_filter = argv[1];
 	if (test_eal_init("bench_sketch", "bench-sketch") < 0) {
@@ -359,7 +376,7 @@ main(int argc, char **argv)
 		report(name, &r, &pk_z, zipf, base_z, truth, 1);
 		rte_member_free(r.ms);
 	}
-	rc = 0;
+	rc = bj_write("bench_sketch", (double)rte_get_tsc_hz()) == 0 ? 0 : 1;
 out:
 	if (rc != 0)
 		fprintf(stderr, "bench_sketch: FAILED\n");
