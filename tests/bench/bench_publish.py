@@ -10,7 +10,8 @@ reply is sent after the new snapshot is built, persisted if configured, and
 every worker runs it) and the daemon's own figures (stats.publish: pointer
 store -> every worker on the new snapshot; build time of the snapshot).
 
-usage: bench_publish.py SPILLWAYD [N=100] [CHANGES=300] [TABLE_SIZE=65537]
+usage: bench_publish.py [--json FILE] SPILLWAYD [N=100] [CHANGES=300] [TABLE_SIZE=65537]
+(--json: the figures, machine-readable, also to FILE)
 """
 
 import json
@@ -31,7 +32,7 @@ def pct(v, p):
     return v[min(len(v) - 1, int(len(v) * p / 100))]
 
 
-def run(spw, n, changes, m):
+def run(spw, n, changes, m, json_out=None):
     work = tempfile.mkdtemp(prefix="spw-bench-pub.")
     cfg = os.path.join(work, "spw.json")
     vip = {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}
@@ -70,6 +71,17 @@ def run(spw, n, changes, m):
               "p99 %.1f us max %.1f us (%d timeouts); snapshot build %.0f us"
               % (n, m, changes, rx / 1e6, statistics.median(lat), pct(lat, 99),
                  pub["p50_us"], pub["p99_us"], pub["max_us"], pub["timeouts"], pub["build_us"]))
+        if json_out:
+            with open(json_out, "w") as f:
+                json.dump({"bench": "bench_publish", "results": [{
+                    "name": "publish", "n": n, "m": m, "changes": changes,
+                    "frames_received": rx,
+                    "request_reply_median_us": statistics.median(lat),
+                    "request_reply_p99_us": pct(lat, 99),
+                    "store_all_workers_median_us": pub["p50_us"],
+                    "store_all_workers_p99_us": pub["p99_us"],
+                    "store_all_workers_max_us": pub["max_us"],
+                    "timeouts": pub["timeouts"], "build_us": pub["build_us"]}]}, f, indent=1)
         c.close()
     finally:
         p.terminate()
@@ -79,8 +91,13 @@ def run(spw, n, changes, m):
 
 
 if __name__ == "__main__":
-    spw = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    changes = int(sys.argv[3]) if len(sys.argv) > 3 else 300
-    m = int(sys.argv[4]) if len(sys.argv) > 4 else 65537
-    run(spw, n, changes, m)
+    args = sys.argv[1:]
+    json_out = None
+    if len(args) >= 2 and args[0] == "--json":
+        json_out = args[1]
+        args = args[2:]
+    spw = args[0]
+    n = int(args[1]) if len(args) > 1 else 100
+    changes = int(args[2]) if len(args) > 2 else 300
+    m = int(args[3]) if len(args) > 3 else 65537
+    run(spw, n, changes, m, json_out)
