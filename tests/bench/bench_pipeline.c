@@ -28,6 +28,10 @@
  * sketch on (NAME+sketch_sN: sampling 1 in 2^N, N = 0, 2, 4; a round is one
  * window, switched untimed), for the sketch's added ns/packet.
  *
+ * new_flow_src_ip and new_flow_hot: new flows of 64 source addresses on a VIP
+ * keyed by source address, 1M flows resident, without and with a hot-key
+ * override for each of them (the override path against the Maglev pick).
+ *
  * The "memory" line gives the flow table's bytes per entry: its allocation
  * divided by its capacity, and the process's resident-set growth over creating
  * it (the table is touched at creation) and over inserting the 1M flows.
@@ -85,6 +89,12 @@ static uint32_t g_hit_packets = HIT_PACKETS;
 static uint32_t g_new_packets = NEW_PACKETS;
 static uint32_t g_big_flows = BIG_FLOWS;
 static const char *g_filter;
+/* Set while the hot-key cases run: frames of flow i come from one of HOT_KEYS
+ * source addresses (see mbuf_set). */
+static int g_hot_src;
+
+#define HOT_KEYS 64    /* hot source addresses, each with an override */
+#define HOT_REPLICAS 3 /* backends each hot key spreads over */
 
 /* A 64-byte TCP ACK from client 10.x.y.z:port to the VIP 192.0.2.10:80. */
 static void
@@ -112,15 +122,28 @@ mbuf_set(struct rte_mbuf *m, uint32_t i)
 	rte_pktmbuf_reset(m);
 	p = (uint8_t *)rte_pktmbuf_append(m, FRAME_LEN);
 	memcpy(p, g_frame, FRAME_LEN);
-	p[14 + 13] = (uint8_t)(i >> 16);
-	p[14 + 14] = (uint8_t)(i >> 8);
-	p[14 + 15] = (uint8_t)i;
+	if (g_hot_src) {
+		/* Source 10.200.0.(i mod HOT_KEYS), a port per flow: 64 x 64512 flows. */
+		sport = (uint16_t)(1024 + (i / HOT_KEYS) % 64512);
+		p[14 + 13] = 200;
+		p[14 + 14] = 0;
+		p[14 + 15] = (uint8_t)(i % HOT_KEYS);
+	} else {
+		p[14 + 13] = (uint8_t)(i >> 16);
+		p[14 + 14] = (uint8_t)(i >> 8);
+		p[14 + 15] = (uint8_t)i;
+	}
 	p[34] = (uint8_t)(sport >> 8);
 	p[35] = (uint8_t)sport;
 }
 
+/*
+ * The benchmark's snapshot: one VIP keyed by key ("5tuple" or "src_ip"). With
+ * hot, also HOT_KEYS overrides on that VIP: the source addresses of g_hot_src,
+ * each spread over HOT_REPLICAS backends.
+ */
 static struct lb_snapshot *
-snapshot_make(void)
+snapshot_make_key(const char *key, int hot)
 {
 	char *doc = malloc(64 * N_BACKENDS + 512), err[256];
 	struct lb_snapshot *s = NULL;
@@ -136,8 +159,8 @@ snapshot_make(void)
 	                    "\"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 65537}, "
 	                    "\"flows\": {\"capacity\": %u}, \"vips\": [{\"address\": "
 	                    "\"192.0.2.10\", \"port\": 80, \"protocol\": \"tcp\", "
-	                    "\"backends\": [",
-	                    FT_CAPACITY);
+	                    "\"key\": \"%s\", \"backends\": [",
+	                    FT_CAPACITY, key);
 	for (unsigned int b = 0; b < N_BACKENDS; b++)
 		n += (size_t)sprintf(doc + n, "%s{\"address\": \"10.1.%u.%u\"}", b ? ", " : "",
 		                     b / 250, b % 250 + 1);
@@ -149,10 +172,50 @@ snapshot_make(void)
 		fprintf(stderr, "bench_pipeline: config: %s\n", err);
 	else if ((s = lb_snapshot_build(cfg, 1, err, sizeof(err))) == NULL)
 		fprintf(stderr, "bench_pipeline: snapshot: %s\n", err);
+	else if (hot) {
+		struct lb_snapshot_override ov[HOT_KEYS];
+		uint16_t rep[HOT_KEYS][HOT_REPLICAS];
+		struct lb_snapshot *with = NULL;
+
+		frame_init();
+		for (uint32_t k = 0; k < HOT_KEYS; k++) {
+			uint8_t f[FRAME_LEN];
+			struct lb_pkt_info info;
+			const struct lb_vip *v;
+
+			/* The key hash of hot source k, as the pipeline computes it. */
+			memcpy(f, g_frame, FRAME_LEN);
+			f[14 + 13] = 200;
+			f[14 + 14] = 0;
+			f[14 + 15] = (uint8_t)k;
+			lb_parse_frame(f, FRAME_LEN, FRAME_LEN, &info);
+			v = lb_vip_lookup(s, info.key.af, &info.key.dst, info.key.proto,
+			                  info.key.dport);
+			for (uint32_t r = 0; r < HOT_REPLICAS; r++)
+				rep[k][r] = (uint16_t)((k * 7 + r * 31) % N_BACKENDS);
+			ov[k] = (struct lb_snapshot_override){
+			        .vip_id = v->id,
+			        .key_hash = lb_vip_key_hash(s, v, &info.key, 0),
+			        .n_replicas = HOT_REPLICAS,
+			        .replicas = rep[k]};
+		}
+		with = lb_snapshot_build_ext(cfg, 2, s, ov, HOT_KEYS, err, sizeof(err));
+		if (with == NULL || with->overrides.n != HOT_KEYS)
+			fprintf(stderr, "bench_pipeline: snapshot with overrides: %s\n",
+			        with == NULL ? err : "overrides dropped");
+		lb_snapshot_free(s);
+		s = with;
+	}
 	json_decref(root);
 	lb_config_free(cfg);
 	free(doc);
 	return s;
+}
+
+static struct lb_snapshot *
+snapshot_make(void)
+{
+	return snapshot_make_key("5tuple", 0);
 }
 
 struct bench {
@@ -572,6 +635,54 @@ memory_report(const struct lb_flow_table *ft, long rss0, long rss1, long rss2)
 	                 (json_int_t)g_big_flows, "bytes_per_resident_flow", alloc / g_big_flows));
 }
 
+/*
+ * The hot-key override path against the new-flow path, same run, same flows,
+ * 1M flows resident: new flows of HOT_KEYS source addresses on a VIP keyed by
+ * source address, without overrides (new_flow_src_ip: Maglev pick), then with
+ * every one of those keys overridden (new_flow_hot: override probe + replica
+ * pick by 5-tuple hash). Flow numbers are fresh for each case.
+ */
+static int
+hot_cases(struct bench *b)
+{
+	const struct lb_snapshot *saved = b->s;
+	struct lb_snapshot *plain, *hot;
+	uint32_t per_case = g_rounds * g_new_packets;
+	int rc = -1;
+
+	if (!selected("new_flow_src_ip") && !selected("new_flow_hot"))
+		return 0;
+	if ((uint64_t)2 * per_case > (uint64_t)HOT_KEYS * 64512) {
+		fprintf(stderr, "bench_pipeline: too few hot-key flows for the rounds\n");
+		return -1;
+	}
+	plain = snapshot_make_key("src_ip", 0);
+	hot = snapshot_make_key("src_ip", 1);
+	if (plain != NULL && hot != NULL) {
+		g_hot_src = 1;
+		b->s = plain;
+		rc = report(b, "new_flow_src_ip", g_big_flows, 0, NULL, g_new_packets, 1);
+		b->s = hot;
+		uint64_t spread = b->w->cnt->hot_spread;
+
+		if (rc == 0)
+			rc = report(b, "new_flow_hot", g_big_flows, per_case, NULL, g_new_packets,
+			            1);
+		/* Every timed packet of the hot case must have taken the override. */
+		if (rc == 0 && selected("new_flow_hot") &&
+		    b->w->cnt->hot_spread - spread < (uint64_t)per_case) {
+			fprintf(stderr, "bench_pipeline: new_flow_hot: %llu of %u packets overridden\n",
+			        (unsigned long long)(b->w->cnt->hot_spread - spread), per_case);
+			rc = -1;
+		}
+		g_hot_src = 0;
+		b->s = saved;
+	}
+	lb_snapshot_free(plain);
+	lb_snapshot_free(hot);
+	return rc;
+}
+
 static int
 run_cases(struct bench *b)
 {
@@ -608,7 +719,8 @@ run_cases(struct bench *b)
 	    report(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
 	    report_sketch(b, "flow_hit_zipf", g_big_flows, 0, zipf, g_hit_packets, 0) != 0 ||
 	    report(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0 ||
-	    report_sketch(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0)
+	    report_sketch(b, "new_flow", g_big_flows, FRESH_BASE, NULL, g_new_packets, 1) != 0 ||
+	    hot_cases(b) != 0)
 		goto out;
 	rc = 0;
 out:
