@@ -470,6 +470,22 @@ static const struct bad_case bad_cases[] = {
          "vips[0].backends[1].name", "must be 1 to 63 characters"},
         {"test_config_rejects flows capacity too small", "{" ENC ", 'flows': {'capacity': 63}}",
          "flows.capacity", "63 out of range"},
+        {"test_config_rejects flows capacity too big",
+         "{" ENC ", 'flows': {'capacity': 134217729}}", "flows.capacity",
+         "134217729 out of range"},
+        {"test_config_rejects tcp_idle_ms above a day",
+         "{" ENC ", 'flows': {'tcp_idle_ms': 86400001}}", "flows.tcp_idle_ms", "out of range"},
+        {"test_config_rejects weight above 65535", ONE_BE("'address': '10.0.0.2', 'weight': 65536"),
+         "vips[0].backends[1].weight", "65536 out of range"},
+        /* 2^32 + 80 and 2^32 + 1: no silent truncation to 32 bits. */
+        {"test_config_rejects port past 32 bits", ONE_VIP("'address': '203.0.113.1', 'port': "
+         "4294967376, 'protocol': 'udp'"), "vips[0].port", "4294967376 out of range"},
+        {"test_config_rejects weight past 32 bits",
+         ONE_BE("'address': '10.0.0.2', 'weight': 4294967297"), "vips[0].backends[1].weight",
+         "4294967297 out of range"},
+        {"test_config_rejects capacity past 32 bits",
+         "{" ENC ", 'flows': {'capacity': 4294967360}}", "flows.capacity",
+         "4294967360 out of range"},
         {"test_config_rejects hot threshold above 1", "{" ENC ", 'hot': {'threshold': 2.0}}",
          "hot.threshold", "out of range"},
         {"test_config_rejects hot enabled not a boolean", "{" ENC ", 'hot': {'enabled': 1}}",
@@ -554,6 +570,63 @@ test_config_too_many_vips(void **state)
 	                                      (json_int_t)80, "protocol", "tcp"));
 	assert_null(lb_config_from_json(root, err, sizeof(err)));
 	assert_error(err, "vips", "too many VIPs");
+	json_decref(root);
+}
+
+/*
+ * Backend limits: LB_MAX_BACKENDS memberships over all VIPs load, one more is
+ * rejected naming the VIP's backends; a VIP with more than
+ * LB_CFG_MAX_BACKENDS_PER_VIP backends is rejected before any is parsed.
+ */
+static void
+test_config_too_many_backends(void **state)
+{
+	const unsigned int per_vip = 1024, n_vips = LB_MAX_BACKENDS / per_vip;
+	char err[ERR_LEN], path[64];
+	json_t *root = parse_sq("{" ENC "}");
+	json_t *vips = json_array(), *bes;
+	struct lb_config *cfg;
+
+	(void)state;
+	assert_int_equal(n_vips * per_vip, LB_MAX_BACKENDS);
+	for (unsigned int i = 0; i < n_vips; i++) {
+		bes = json_array();
+		for (unsigned int j = 0; j < per_vip; j++) {
+			char a[32];
+
+			snprintf(a, sizeof(a), "10.%u.%u.%u", i, j / 250, 1 + j % 250);
+			json_array_append_new(bes, json_pack("{s:s}", "address", a));
+		}
+		json_array_append_new(vips, json_pack("{s:s, s:i, s:s, s:o}", "address",
+		                                      "203.0.113.1", "port", (json_int_t)(i + 1),
+		                                      "protocol", "tcp", "backends", bes));
+	}
+	json_object_set_new(root, "vips", vips);
+	cfg = lb_config_from_json(root, err, sizeof(err));
+	if (cfg == NULL)
+		fail_msg("%u backends rejected: %s", LB_MAX_BACKENDS, err);
+	assert_int_equal(lb_config_backend_count(cfg), LB_MAX_BACKENDS);
+	lb_config_free(cfg);
+
+	/* One more membership, on a new VIP. */
+	json_array_append_new(vips, json_pack("{s:s, s:i, s:s, s:[{s:s}]}", "address",
+	                                      "203.0.113.2", "port", (json_int_t)80, "protocol",
+	                                      "tcp", "backends", "address", "10.200.0.1"));
+	assert_null(lb_config_from_json(root, err, sizeof(err)));
+	snprintf(path, sizeof(path), "vips[%u].backends", n_vips);
+	assert_error(err, path, "too many backends in all (at most 16384)");
+	json_decref(root);
+
+	/* One VIP over the per-VIP limit: refused on the array's size alone. */
+	root = parse_sq("{" ENC "}");
+	bes = json_array();
+	for (uint32_t j = 0; j < LB_CFG_MAX_BACKENDS_PER_VIP + 1; j++)
+		json_array_append_new(bes, json_object());
+	json_object_set_new(root, "vips",
+	                    json_pack("[{s:s, s:i, s:s, s:o}]", "address", "203.0.113.1", "port",
+	                              (json_int_t)80, "protocol", "tcp", "backends", bes));
+	assert_null(lb_config_from_json(root, err, sizeof(err)));
+	assert_error(err, "vips[0].backends", "too many backends (at most 65534 per VIP)");
 	json_decref(root);
 }
 
@@ -757,6 +830,7 @@ main(void)
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_accepts_boundaries);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_too_many_vips);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_too_many_backends);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_error_truncated);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_load_file_missing);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_load_file_invalid_json);
