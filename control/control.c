@@ -86,7 +86,14 @@ struct lb_control {
 	uint64_t last_rx;
 	uint64_t idle_ms;
 	uint64_t *hook_fail; /* per hook: failed before/after calls */
+	/* Drain (hooks with a drain step): routes withdrawn since drained_ms; on a
+	 * stop signal, the loop ends at stop_ms (0: no stop pending). */
+	bool drained;
+	uint64_t drained_ms;
+	uint64_t stop_ms;
 };
+
+static uint64_t now_ms(void);
 
 static void
 reclaim(struct lb_control *c, bool wait)
@@ -516,6 +523,60 @@ ops_save(void *arg, char *err, size_t errlen)
 	return rc;
 }
 
+/* {name: the hook's stats plus its failed before/after calls} for every hook. */
+static json_t *
+hooks_json(const struct lb_control *c)
+{
+	json_t *hooks = json_object();
+
+	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
+		const struct lb_publish_hook *h = &c->p.hooks[i];
+		json_t *o = h->stats != NULL ? h->stats(h->arg) : NULL;
+
+		if (o == NULL)
+			o = json_object();
+		json_object_set_new(o, "failures",
+				    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
+		json_object_set_new(hooks, h->name, o);
+	}
+	return hooks;
+}
+
+/* Drain or undrain every announcing hook; failures are logged (hooks retry). */
+static void
+drain_hooks(struct lb_control *c, bool on)
+{
+	char err[256];
+
+	if (on && !c->drained)
+		c->drained_ms = now_ms();
+	c->drained = on;
+	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
+		const struct lb_publish_hook *h = &c->p.hooks[i];
+
+		if (h->drain == NULL)
+			continue;
+		err[0] = '\0';
+		if (h->drain(h->arg, on, *c->p.snap, err, sizeof(err)) != 0) {
+			if (c->hook_fail != NULL)
+				c->hook_fail[i]++;
+			fprintf(stderr, "spillwayd: %s: %s: %s (retrying)\n", h->name,
+				on ? "drain" : "undrain", err);
+		}
+	}
+}
+
+static json_t *
+ops_drain(void *arg, bool on)
+{
+	struct lb_control *c = arg;
+
+	drain_hooks(c, on);
+	fprintf(stderr, "spillwayd: %s\n",
+		on ? "drained: routes withdrawn, still forwarding" : "undrained: routes announced");
+	return json_pack("{s:b, s:o}", "drained", c->drained, "hooks", hooks_json(c));
+}
+
 static char *
 on_request(void *arg, const char *line, size_t len)
 {
@@ -760,6 +821,9 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		.snapshot = ops_snapshot,
 		.save = ops_save,
 	};
+	for (unsigned int i = 0; i < c->p.n_hooks; i++)
+		if (c->p.hooks[i].drain != NULL)
+			c->ops.drain = ops_drain;
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
 	    hot_create(c, cfg, err, errlen) != 0) {
 		hot_destroy(c);
@@ -826,21 +890,10 @@ lb_control_stats(const struct lb_control *c)
 		json_object_set_new(m, "in_use", json_integer(size > avail ? size - avail : 0));
 		json_object_set_new(root, "mempool", m);
 	}
-	if (c->p.n_hooks > 0) {
-		json_t *hooks = json_object();
-
-		for (unsigned int i = 0; i < c->p.n_hooks; i++) {
-			const struct lb_publish_hook *h = &c->p.hooks[i];
-			json_t *o = h->stats != NULL ? h->stats(h->arg) : NULL;
-
-			if (o == NULL)
-				o = json_object();
-			json_object_set_new(o, "failures",
-					    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
-			json_object_set_new(hooks, h->name, o);
-		}
-		json_object_set_new(root, "hooks", hooks);
-	}
+	if (c->p.n_hooks > 0)
+		json_object_set_new(root, "hooks", hooks_json(c));
+	if (c->ops.drain != NULL)
+		json_object_set_new(root, "drained", json_boolean(c->drained));
 	if (c->hot != NULL) {
 		json_t *h = lb_hotkey_counters_json(c->hot);
 
@@ -1002,6 +1055,8 @@ on_tick(struct lb_control *c)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
+	if (c->stop_ms != 0 && now_ms() >= c->stop_ms)
+		return 2;
 	if (c->p.idle_exit_ms == 0)
 		return 0;
 	rx = total_rx(c);
@@ -1012,6 +1067,29 @@ on_tick(struct lb_control *c)
 	}
 	c->idle_ms += TICK_MS * expirations;
 	return c->idle_ms >= c->p.idle_exit_ms;
+}
+
+/*
+ * A stop signal with an announcer: withdraw first, keep forwarding for
+ * drain_wait_ms (from the drain, if it happened earlier) so routers move the
+ * traffic away, then stop from the tick.
+ */
+static void
+stop_draining(struct lb_control *c, int sig)
+{
+	uint64_t now, until;
+
+	if (!c->drained)
+		drain_hooks(c, true);
+	now = now_ms();
+	until = c->drained_ms + c->p.drain_wait_ms;
+	c->stop_ms = until > now ? until : now;
+	if (c->stop_ms == 0)
+		c->stop_ms = 1;
+	fprintf(stderr,
+		"spillwayd: %s: routes withdrawn, forwarding for %llu ms more, then stopping "
+		"(send it again to stop now)\n",
+		strsignal(sig), (unsigned long long)(c->stop_ms - now));
 }
 
 int
@@ -1059,7 +1137,13 @@ lb_control_run(struct lb_control *c)
 		}
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.fd == c->timerfd) {
-				if (on_tick(c)) {
+				int t = on_tick(c);
+
+				if (t == 2) {
+					fprintf(stderr, "spillwayd: drain wait over, stopping\n");
+					goto out;
+				}
+				if (t) {
 					fprintf(stderr, "spillwayd: idle for %u ms, stopping\n",
 						c->p.idle_exit_ms);
 					goto out;
@@ -1074,6 +1158,10 @@ lb_control_run(struct lb_control *c)
 				while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
 					if (si.ssi_signo == SIGHUP) {
 						reload(c);
+						continue;
+					}
+					if (c->ops.drain != NULL && c->stop_ms == 0) {
+						stop_draining(c, (int)si.ssi_signo);
 						continue;
 					}
 					fprintf(stderr, "spillwayd: %s, stopping\n",

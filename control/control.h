@@ -46,6 +46,11 @@ struct lb_publish_hook {
 	void (*tick)(void *arg, const struct lb_snapshot *live);
 	/* The hook's own counters for the stats document, may be NULL. */
 	json_t *(*stats)(void *arg);
+	/* For a hook that announces routes (may be NULL): withdraw everything and
+	 * keep it withdrawn (on), or announce what live serves again (off).
+	 * Called by the drain/undrain methods and on SIGTERM; 0 or -errno with a
+	 * message (the hook stays in the asked state and retries on its tick). */
+	int (*drain)(void *arg, bool on, const struct lb_snapshot *live, char *err, size_t errlen);
 };
 
 struct lb_control_params {
@@ -71,6 +76,11 @@ struct lb_control_params {
 	/* Publication hooks (see struct lb_publish_hook), run in array order. */
 	const struct lb_publish_hook *hooks;
 	unsigned int n_hooks;
+	/* SIGTERM/SIGINT with a drain hook: withdraw, keep forwarding this long
+	 * (counted from the drain if the instance was already drained), then
+	 * stop. 0: stop at once (after the withdrawal). A second signal stops
+	 * at once. */
+	uint32_t drain_wait_ms;
 };
 
 /**

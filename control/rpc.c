@@ -984,6 +984,32 @@ rpc_hot_unpin(struct txn *t, const json_t *params, struct outcome *out)
 	return hot_pin_common(t, params, false, out);
 }
 
+/* ---- Drain (runtime state of the route announcer, not configuration) ---- */
+
+static int
+drain_common(struct txn *t, const json_t *params, bool on, struct outcome *out)
+{
+	if (t->ops->drain == NULL)
+		return fail(out, LB_RPC_ERR_INTERNAL,
+		            "no route announcer configured (start spillwayd with --bird-include "
+		            "and --bird-socket)");
+	if (check_keys(out, params, "", no_keys) != 0)
+		return out->code;
+	return succeed(out, t->ops->drain(t->ops->arg, on));
+}
+
+static int
+rpc_drain(struct txn *t, const json_t *params, struct outcome *out)
+{
+	return drain_common(t, params, true, out);
+}
+
+static int
+rpc_undrain(struct txn *t, const json_t *params, struct outcome *out)
+{
+	return drain_common(t, params, false, out);
+}
+
 #define VIP_REF "{address, port, protocol}"
 #define HOT_KEY "{src, dport? (src_ip_dport, 5tuple), sport? dst? protocol? (5tuple)}"
 
@@ -1015,6 +1041,8 @@ static const struct method methods[] = {
         {"hot_pin", rpc_hot_pin, false, "hot_pin {vip: " VIP_REF ", key: " HOT_KEY ", replicas?}",
          true},
         {"hot_unpin", rpc_hot_unpin, false, "hot_unpin {vip: " VIP_REF ", key: " HOT_KEY "}", true},
+        {"drain", rpc_drain, false, "drain", true},
+        {"undrain", rpc_undrain, false, "undrain", true},
 };
 
 static const struct method *

@@ -70,6 +70,16 @@ struct lb_rpc_ops {
 	 */
 	int (*hot_pin)(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r,
 		       bool pin, char *err, size_t errlen);
+
+	/*
+	 * Route announcement (NULL when no announcer is configured: drain and
+	 * undrain then answer -32603). Drain (on) withdraws every route and keeps
+	 * them withdrawn while forwarding goes on; undrain announces again. The
+	 * state changes even if the announcer cannot follow at once (it retries).
+	 * @return {"drained": bool, "hooks": {name: stats}} (caller owns), NULL
+	 *   when out of memory.
+	 */
+	json_t *(*drain)(void *arg, bool on);
 };
 
 /**

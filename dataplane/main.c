@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sys/un.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
+#include "../control/bird.h"
 #include "../control/config.h"
 #include "../control/control.h"
 #include "../control/server.h"
@@ -48,7 +50,12 @@ enum {
 	OPT_CONTROL_GROUP,
 	OPT_STATE,
 	OPT_XDP_PROG,
+	OPT_BIRD_INCLUDE,
+	OPT_BIRD_SOCKET,
+	OPT_DRAIN_WAIT,
 };
+
+#define DRAIN_WAIT_DEFAULT_MS 5000
 
 struct options {
 	const char *config;
@@ -61,6 +68,9 @@ struct options {
 	int out_port;
 	int exc_port;
 	uint32_t idle_exit_ms;
+	const char *bird_include; /* both or neither: route announcement through BIRD */
+	const char *bird_socket;
+	uint32_t drain_wait_ms;
 };
 
 static void
@@ -116,6 +126,25 @@ usage(FILE *f)
 		"                           its VIP map equal to the configuration (stats\n"
 		"                           \"hooks\": {\"xdp\"}). \"none\": the PMD's own program,\n"
 		"                           every frame of the queue goes to spillway.\n"
+		"      --bird-include PATH  announce the VIPs through BIRD 2 (docs/scale-out.md):\n"
+		"                           keep PATH, a file BIRD's configuration includes,\n"
+		"                           equal to the routes to announce (protocols static\n"
+		"                           spillway4 and spillway6: a /32 or /128 blackhole\n"
+		"                           route per VIP address with a usable backend), and\n"
+		"                           ask BIRD to reload (\"configure\") on every change.\n"
+		"                           Withdrawals happen before a change takes effect,\n"
+		"                           announcements once every worker has it. Written\n"
+		"                           atomically, mode 0644. Needs --bird-socket.\n"
+		"      --bird-socket PATH   BIRD's control socket (bird -s; Debian:\n"
+		"                           /run/bird/bird.ctl). Each exchange is bounded by\n"
+		"                           2 s; a failure is logged, counted (stats \"hooks\":\n"
+		"                           {\"bird\"}) and retried. Needs --bird-include.\n"
+		"      --drain-wait MS      with BIRD: on SIGTERM/SIGINT, withdraw every route,\n"
+		"                           keep forwarding MS ms so the routers move traffic\n"
+		"                           away, then stop (default 5000; 0: stop right after\n"
+		"                           the withdrawal; a second signal stops at once).\n"
+		"                           The control socket's drain/undrain do the same\n"
+		"                           without stopping (spillctl drain).\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            print the version\n"
 		"\n"
@@ -129,7 +158,8 @@ usage(FILE *f)
 		"  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
 		"            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
 		"\n"
-		"Signals: SIGTERM/SIGINT stop cleanly (workers stop, TX drains, ports close,\n"
+		"Signals: SIGTERM/SIGINT stop cleanly (with BIRD: withdraw, --drain-wait; then\n"
+		"workers stop, TX drains, ports close,\n"
 		"final counters are written, the control socket file is removed); SIGHUP\n"
 		"reloads --config as one change and saves it to --state (an invalid file is\n"
 		"reported and the running configuration kept; without --config, ignored).\n"
@@ -165,6 +195,9 @@ parse_options(int argc, char **argv, struct options *o)
 		{"exception-port", required_argument, NULL, 'x'},
 		{"idle-exit", required_argument, NULL, 'i'},
 		{"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
+		{"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
+		{"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
+		{"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -175,6 +208,7 @@ parse_options(int argc, char **argv, struct options *o)
 
 	o->out_port = -1;
 	o->exc_port = -1;
+	o->drain_wait_ms = DRAIN_WAIT_DEFAULT_MS;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:s:o:x:i:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -186,6 +220,22 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_XDP_PROG:
 			o->xdp_prog = optarg;
+			break;
+		case OPT_BIRD_INCLUDE:
+			o->bird_include = optarg;
+			break;
+		case OPT_BIRD_SOCKET:
+			o->bird_socket = optarg;
+			break;
+		case OPT_DRAIN_WAIT:
+			if (parse_uint(optarg, 3600000, &v) != 0) {
+				fprintf(stderr,
+					"spillwayd: --drain-wait: not a duration in ms "
+					"(0-3600000): %s\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o->drain_wait_ms = (uint32_t)v;
 			break;
 		case OPT_CONTROL:
 			o->control = optarg;
@@ -250,6 +300,17 @@ parse_options(int argc, char **argv, struct options *o)
 	}
 	if ((o->control_group != NULL || o->control_mode != 0) && o->control == NULL) {
 		fprintf(stderr, "spillwayd: --control-mode/--control-group need --control PATH\n");
+		return EXIT_USAGE;
+	}
+	if ((o->bird_include == NULL) != (o->bird_socket == NULL)) {
+		fprintf(stderr, "spillwayd: --bird-include and --bird-socket go together: give both "
+				"to announce the VIPs through BIRD, or neither\n");
+		return EXIT_USAGE;
+	}
+	if (o->bird_socket != NULL &&
+	    strlen(o->bird_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fprintf(stderr, "spillwayd: --bird-socket: path too long (at most %zu bytes): %s\n",
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1, o->bird_socket);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -677,6 +738,7 @@ main(int argc, char **argv)
 	int exit_code = 1;
 	struct lb_publish_hook hooks[4];
 	unsigned int n_hooks = 0;
+	struct lb_bird *bird = NULL;
 #ifdef LB_HAVE_XDP
 	struct lb_xdp_sync *xdp = NULL;
 	int ifindex = 0;
@@ -729,6 +791,18 @@ main(int argc, char **argv)
 	if (xdp != NULL)
 		lb_xdp_sync_hook(xdp, &hooks[n_hooks++]);
 #endif
+	if (opt.bird_include != NULL) {
+		struct lb_bird_params bp = {.include_path = opt.bird_include,
+					    .socket_path = opt.bird_socket};
+
+		bird = lb_bird_create(&bp);
+		if (bird == NULL) {
+			fprintf(stderr, "spillwayd: BIRD announcer: %s\n", strerror(errno));
+			goto out;
+		}
+		/* After the XDP hook: a VIP is steered before it is announced. */
+		hooks[n_hooks++] = lb_bird_hook(bird);
+	}
 
 	size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
 
@@ -814,6 +888,7 @@ main(int argc, char **argv)
 		.pool = pool,
 		.hooks = hooks,
 		.n_hooks = n_hooks,
+		.drain_wait_ms = opt.drain_wait_ms,
 	};
 
 	control = lb_control_create(&cp, cfg, err, sizeof(err));
@@ -851,6 +926,7 @@ out:
 	if (n_ports > 0)
 		close_ports(mi);
 	lb_control_destroy(control);
+	lb_bird_free(bird);
 #ifdef LB_HAVE_XDP
 	lb_xdp_sync_destroy(xdp);
 	for (int i = 0; i < eal_argc; i++)

@@ -2083,6 +2083,49 @@ test_rpc_hot_disabled(void **state)
 	assert_int_equal(f->apply_calls, 0);
 }
 
+/* drain/undrain: without an announcer -32603; with one, the op's document; never in a batch. */
+static int drain_calls;
+static bool drain_last;
+
+static json_t *
+fake_drain(void *arg, bool on)
+{
+	(void)arg;
+	drain_calls++;
+	drain_last = on;
+	return json_pack("{s:b}", "drained", on);
+}
+
+static void
+test_rpc_drain(void **state)
+{
+	struct fake *f = *state;
+	json_t *r;
+
+	drain_calls = 0;
+	r = rpc(f, REQ0("drain"));
+	assert_error(r, LB_RPC_ERR_INTERNAL, "no route announcer configured");
+	json_decref(r);
+	f->ops.drain = fake_drain;
+	r = rpc(f, REQ0("drain"));
+	assert_true(json_is_true(json_object_get(result_of(r), "drained")));
+	json_decref(r);
+	assert_true(drain_last);
+	r = rpc(f, REQ0("undrain"));
+	assert_true(json_is_false(json_object_get(result_of(r), "drained")));
+	json_decref(r);
+	assert_false(drain_last);
+	r = rpc(f, REQ("drain", "{'now': true}"));
+	assert_error(r, LB_RPC_ERR_INVALID_PARAMS, "now: unknown field");
+	json_decref(r);
+	r = rpc(f, "[" REQ0("drain") "]");
+	assert_error(json_array_get(r, 0), LB_RPC_ERR_INVALID_REQUEST,
+	             "invalid request: drain cannot be part of a batch");
+	json_decref(r);
+	assert_int_equal(drain_calls, 2);
+	assert_int_equal(f->apply_calls, 0);
+}
+
 /* One op missing is enough for its methods to say so; hot_set also needs hot_list. */
 static void
 test_rpc_hot_partly_disabled(void **state)
@@ -2235,6 +2278,7 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_rpc_hot_set, hot_setup,
 	                                                                teardown);
 	tests[n++] = T(test_rpc_hot_disabled);
+	tests[n++] = T(test_rpc_drain);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
 	        test_rpc_hot_partly_disabled, hot_setup, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(test_rpc_hot_batch,

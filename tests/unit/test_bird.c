@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * BIRD announcer: which prefixes a snapshot announces (usable backends only,
+ * one per address, IPv4 and IPv6), the include file's text, no rewrite when
+ * the set is unchanged, withdrawals before and announcements after a
+ * publication, drain and undrain, and the exchange with BIRD's control socket
+ * against a fake BIRD (a thread) that accepts, refuses, stays silent or is
+ * not there. No wall-clock assertion: timeouts are only required to end.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bird.h"
+#include "config.h"
+#include "snapshot_build.h"
+
+#define ERR_LEN 256
+
+/* ---- configurations ---- */
+
+#define ENCAP                                                                                      \
+	"\"encap\": {\"source_v4\": \"10.0.0.1\", \"source_v6\": \"fd00::1\","                      \
+	" \"next_hop_mac\": \"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 251},"
+
+/* .1 twice (80 usable, 443 only draining), .2 weight 0 only, .3 down + active,
+ * .4 no backends, fd00::10 any port (usable), fd00::11 down only. */
+#define CFG_MIXED                                                                                  \
+	"{" ENCAP " \"vips\": ["                                                                    \
+	"{\"address\": \"10.100.0.1\", \"port\": 443, \"protocol\": \"tcp\", \"backends\": ["      \
+	"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"}]},"                                  \
+	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}, {\"address\": \"10.1.0.2\"}]},"         \
+	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\", \"weight\": 0}]},"               \
+	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"udp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\", \"weight\": 0}]},"                                            \
+	"{\"address\": \"10.100.0.4\", \"port\": 80, \"protocol\": \"tcp\"},"                        \
+	"{\"address\": \"fd00::10\", \"port\": 0, \"protocol\": \"udp\", \"backends\": ["          \
+	"  {\"address\": \"fd01::1\"}]},"                                                            \
+	"{\"address\": \"fd00::11\", \"port\": 53, \"protocol\": \"udp\", \"backends\": ["         \
+	"  {\"address\": \"fd01::1\", \"state\": \"down\"}]}]}"
+
+/* A and B announced. */
+#define CFG_AB                                                                                     \
+	"{" ENCAP " \"vips\": ["                                                                    \
+	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\"}]},"                                                           \
+	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\"}]}]}"
+
+/* B and C announced (A withdrawn, C new). */
+#define CFG_BC                                                                                     \
+	"{" ENCAP " \"vips\": ["                                                                    \
+	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\"}]},"                                                           \
+	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
+	"  {\"address\": \"10.1.0.1\"}]}]}"
+
+static struct lb_snapshot *
+snap_of(const char *text)
+{
+	json_error_t je;
+	json_t *root = json_loads(text, 0, &je);
+	char err[ERR_LEN];
+	struct lb_config *c;
+	struct lb_snapshot *s;
+
+	if (root == NULL)
+		fail_msg("test config: %s (line %d)", je.text, je.line);
+	c = lb_config_from_json(root, err, sizeof(err));
+	json_decref(root);
+	if (c == NULL)
+		fail_msg("test config: %s", err);
+	s = lb_snapshot_build(c, 1, err, sizeof(err));
+	assert_non_null(s);
+	lb_config_free(c);
+	return s;
+}
+
+static const char *
+pfx(const struct lb_bird_prefix *p, char *buf)
+{
+	char a[64];
+
+	lb_ip_to_str(p->af, &p->addr, a, sizeof(a));
+	snprintf(buf, 80, "%s/%s", a, p->af == LB_AF_INET ? "32" : "128");
+	return buf;
+}
+
+/* ---- a fake BIRD on a Unix socket ---- */
+
+enum fake_mode {
+	FAKE_OK,         /* welcome, then 0002- + 0003 */
+	FAKE_REFUSE,     /* welcome, then 8002 (configuration error) */
+	FAKE_SILENT,     /* accepts, never says anything */
+	FAKE_NOT_BIRD,   /* answers something that is not BIRD's protocol */
+	FAKE_IN_PROGRESS /* 0004 */
+};
+
+struct fake {
+	char dir[64];
+	char sock[128];
+	char include[128];
+	int lfd;
+	pthread_t thread;
+	volatile int mode;
+	volatile int stop;
+	int commands; /* "configure" lines seen (read after the exchange ends) */
+	pthread_mutex_t lock;
+	char last_cmd[64];
+};
+
+static void
+say(int fd, const char *text)
+{
+	(void)!write(fd, text, strlen(text));
+}
+
+static void
+fake_serve(struct fake *f, int cfd)
+{
+	static const char welcome[] = "0001 BIRD 2.0.12 ready.\n";
+	char buf[256];
+	size_t len = 0;
+	int mode = f->mode;
+
+	if (mode == FAKE_NOT_BIRD) {
+		say(cfd, "HTTP/1.0 400 Bad Request\r\n");
+		return;
+	}
+	if (mode != FAKE_SILENT)
+		(void)!write(cfd, welcome, sizeof(welcome) - 1);
+	for (;;) {
+		struct pollfd p = {.fd = cfd, .events = POLLIN};
+		ssize_t n;
+
+		if (f->stop)
+			return;
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		n = read(cfd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			return; /* the client gave up (timeout) or closed */
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strchr(buf, '\n') == NULL)
+			continue;
+		pthread_mutex_lock(&f->lock);
+		f->commands++;
+		snprintf(f->last_cmd, sizeof(f->last_cmd), "%.*s", (int)strcspn(buf, "\n"), buf);
+		pthread_mutex_unlock(&f->lock);
+		if (mode == FAKE_SILENT)
+			continue; /* keep quiet until the client leaves */
+		if (mode == FAKE_OK)
+			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
+				 "0003 Reconfigured\n");
+		else if (mode == FAKE_IN_PROGRESS)
+			say(cfd, "0004 Reconfiguration in progress\n");
+		else
+			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
+				 "8002 /run/spw.conf:3:9 syntax error, unexpected CF_SYM\n");
+		return;
+	}
+}
+
+static void *
+fake_main(void *arg)
+{
+	struct fake *f = arg;
+
+	while (!f->stop) {
+		struct pollfd p = {.fd = f->lfd, .events = POLLIN};
+		int cfd;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		cfd = accept(f->lfd, NULL, NULL);
+		if (cfd < 0)
+			continue;
+		fake_serve(f, cfd);
+		close(cfd);
+	}
+	return NULL;
+}
+
+static int
+fake_commands(struct fake *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->commands;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+static int
+setup(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	if (f == NULL)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_bird.XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->sock, sizeof(f->sock), "%s/bird.ctl", f->dir);
+	snprintf(f->include, sizeof(f->include), "%s/spillway.conf", f->dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->sock);
+	pthread_mutex_init(&f->lock, NULL);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(f->lfd, 8) != 0)
+		return -1;
+	if (pthread_create(&f->thread, NULL, fake_main, f) != 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fake *f = *state;
+	char cmd[128];
+
+	f->stop = 1;
+	pthread_join(f->thread, NULL);
+	close(f->lfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+	return 0;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(buf);
+	if (fp == NULL) {
+		free(buf);
+		return NULL;
+	}
+	buf[fread(buf, 1, 65535, fp)] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static int
+count_routes(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, "\troute ")) != NULL; p++)
+		n++;
+	return n;
+}
+
+static struct lb_bird *
+announcer(struct fake *f, uint32_t timeout_ms)
+{
+	struct lb_bird_params p = {
+		.include_path = f->include, .socket_path = f->sock, .timeout_ms = timeout_ms};
+	struct lb_bird *b = lb_bird_create(&p);
+
+	assert_non_null(b);
+	return b;
+}
+
+static json_int_t
+stat_int(const struct lb_bird *b, const char *key)
+{
+	json_t *st = lb_bird_stats(b);
+	json_int_t v = json_integer_value(json_object_get(st, key));
+
+	json_decref(st);
+	return v;
+}
+
+/* ---- tests ---- */
+
+static void
+test_bird_prefixes_usable_only(void **state)
+{
+	struct lb_snapshot *s = snap_of(CFG_MIXED);
+	struct lb_bird_prefix p[16];
+	char b[80];
+	uint32_t n;
+
+	(void)state;
+	n = lb_bird_prefixes(s, p, 16);
+	/* .1 once (port 80 usable, 443 draining), .3 (one active); not .2 (weight
+	 * 0), .4 (no backend), fd00::11 (down); fd00::10 after every IPv4. */
+	assert_int_equal(n, 3);
+	assert_string_equal(pfx(&p[0], b), "10.100.0.1/32");
+	assert_string_equal(pfx(&p[1], b), "10.100.0.3/32");
+	assert_string_equal(pfx(&p[2], b), "fd00::10/128");
+	/* max bounds the output. */
+	assert_true(lb_bird_prefixes(s, p, 1) <= 1);
+	assert_int_equal(lb_bird_prefixes(NULL, p, 16), 0);
+	lb_snapshot_free(s);
+}
+
+static void
+test_bird_render_text(void **state)
+{
+	struct lb_snapshot *s = snap_of(CFG_MIXED);
+	struct lb_bird_prefix p[16];
+	uint32_t n = lb_bird_prefixes(s, p, 16);
+	char text[1024], small[40];
+	size_t len;
+
+	(void)state;
+	len = lb_bird_render(p, n, text, sizeof(text));
+	assert_int_equal(len, strlen(text));
+	assert_non_null(strstr(text, "protocol static spillway4 {\n\tipv4;\n"
+				     "\troute 10.100.0.1/32 blackhole;\n"
+				     "\troute 10.100.0.3/32 blackhole;\n}\n"));
+	assert_non_null(strstr(text, "protocol static spillway6 {\n\tipv6;\n"
+				     "\troute fd00::10/128 blackhole;\n}\n"));
+	/* Too small a buffer: cut, NUL-terminated, same length reported. */
+	assert_int_equal(lb_bird_render(p, n, small, sizeof(small)), len);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	/* The empty set still defines both protocols (BIRD then removes the routes). */
+	lb_bird_render(p, 0, text, sizeof(text));
+	assert_non_null(strstr(text, "protocol static spillway4 {\n\tipv4;\n}\n"));
+	assert_non_null(strstr(text, "protocol static spillway6 {\n\tipv6;\n}\n"));
+	lb_snapshot_free(s);
+}
+
+static void
+test_bird_command_ok(void **state)
+{
+	struct fake *f = *state;
+	char msg[ERR_LEN];
+
+	f->mode = FAKE_OK;
+	assert_int_equal(lb_bird_command(f->sock, "configure", 5000, msg, sizeof(msg)), 3);
+	assert_string_equal(msg, "Reconfigured");
+	assert_string_equal(f->last_cmd, "configure");
+	f->mode = FAKE_IN_PROGRESS;
+	assert_int_equal(lb_bird_command(f->sock, "configure", 5000, msg, sizeof(msg)), 4);
+}
+
+static void
+test_bird_command_refused(void **state)
+{
+	struct fake *f = *state;
+	char msg[ERR_LEN];
+
+	f->mode = FAKE_REFUSE;
+	assert_int_equal(lb_bird_command(f->sock, "configure", 5000, msg, sizeof(msg)), 8002);
+	assert_string_equal(msg, "/run/spw.conf:3:9 syntax error, unexpected CF_SYM");
+}
+
+static void
+test_bird_command_timeout(void **state)
+{
+	struct fake *f = *state;
+	char msg[ERR_LEN];
+
+	f->mode = FAKE_SILENT;
+	assert_int_equal(lb_bird_command(f->sock, "configure", 100, msg, sizeof(msg)), -ETIMEDOUT);
+	assert_non_null(strstr(msg, "no reply from BIRD in time"));
+}
+
+static void
+test_bird_command_not_bird(void **state)
+{
+	struct fake *f = *state;
+	char msg[ERR_LEN];
+
+	f->mode = FAKE_NOT_BIRD;
+	assert_int_equal(lb_bird_command(f->sock, "configure", 5000, msg, sizeof(msg)), -EPROTO);
+	assert_non_null(strstr(msg, "not a BIRD reply"));
+}
+
+static void
+test_bird_command_no_socket(void **state)
+{
+	struct fake *f = *state;
+	char msg[ERR_LEN], path[160];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/nobody.ctl", f->dir);
+	rc = lb_bird_command(path, "configure", 1000, msg, sizeof(msg));
+	assert_int_equal(rc, -ENOENT);
+	assert_non_null(strstr(msg, "connect"));
+}
+
+/* The file is written and BIRD asked once per change of the set, never otherwise. */
+static void
+test_bird_hook_writes_only_on_change(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 5000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *s1 = snap_of(CFG_MIXED), *s2 = snap_of(CFG_MIXED);
+	char err[ERR_LEN], expect[1024];
+	struct lb_bird_prefix p[16];
+	struct stat st;
+	char *text;
+
+	f->mode = FAKE_OK;
+	assert_string_equal(h.name, "bird");
+	/* First publication: before has nothing of ours to withdraw. */
+	assert_int_equal(h.before(h.arg, s1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(stat_int(b, "writes"), 0);
+	assert_int_equal(h.after(h.arg, s1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(stat_int(b, "writes"), 1);
+	assert_int_equal(stat_int(b, "reloads"), 1);
+	assert_int_equal(stat_int(b, "announced"), 3);
+	assert_int_equal(fake_commands(f), 1);
+	text = slurp(f->include);
+	assert_non_null(text);
+	lb_bird_render(p, lb_bird_prefixes(s1, p, 16), expect, sizeof(expect));
+	assert_string_equal(text, expect);
+	free(text);
+	assert_int_equal(stat(f->include, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* Same set again (another snapshot, same VIPs): nothing written, nothing sent. */
+	assert_int_equal(h.before(h.arg, s2, s1, err, sizeof(err)), 0);
+	assert_int_equal(h.after(h.arg, s2, s1, err, sizeof(err)), 0);
+	h.tick(h.arg, s2);
+	assert_int_equal(stat_int(b, "writes"), 1);
+	assert_int_equal(stat_int(b, "reloads"), 1);
+	assert_int_equal(fake_commands(f), 1);
+	lb_snapshot_free(s1);
+	lb_snapshot_free(s2);
+	lb_bird_free(b);
+}
+
+/* A -> B: withdrawals in before (nothing new yet), announcements in after. */
+static void
+test_bird_hook_withdraw_before_announce_after(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 5000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	char err[ERR_LEN];
+	char *text;
+
+	f->mode = FAKE_OK;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 1);
+	assert_non_null(strstr(text, "10.100.0.2/32"));
+	assert_null(strstr(text, "10.100.0.1/32")); /* withdrawn before bc goes live */
+	assert_null(strstr(text, "10.100.0.3/32")); /* not announced before bc is live */
+	free(text);
+	assert_int_equal(fake_commands(f), 2);
+	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 2);
+	assert_non_null(strstr(text, "10.100.0.2/32"));
+	assert_non_null(strstr(text, "10.100.0.3/32"));
+	free(text);
+	assert_int_equal(fake_commands(f), 3);
+	/* A pure addition withdraws nothing: before is a no-op. */
+	assert_int_equal(h.before(h.arg, bc, bc, err, sizeof(err)), 0);
+	assert_int_equal(fake_commands(f), 3);
+	lb_snapshot_free(ab);
+	lb_snapshot_free(bc);
+	lb_bird_free(b);
+}
+
+static void
+test_bird_drain_and_undrain(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 5000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	char err[ERR_LEN];
+	json_t *st;
+	char *text;
+
+	f->mode = FAKE_OK;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	assert_false(lb_bird_drained(b));
+	assert_int_equal(h.drain(h.arg, true, ab, err, sizeof(err)), 0);
+	assert_true(lb_bird_drained(b));
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 0);
+	free(text);
+	st = lb_bird_stats(b);
+	assert_true(json_is_true(json_object_get(st, "drained")));
+	assert_int_equal(json_integer_value(json_object_get(st, "announced")), 0);
+	assert_true(json_is_integer(json_object_get(st, "last_withdraw_ms")));
+	json_decref(st);
+	/* Drained: a publication announces nothing. */
+	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
+	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 0);
+	free(text);
+	/* Draining twice is harmless. */
+	assert_int_equal(h.drain(h.arg, true, bc, err, sizeof(err)), 0);
+	assert_int_equal(h.drain(h.arg, false, bc, err, sizeof(err)), 0);
+	assert_false(lb_bird_drained(b));
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 2);
+	free(text);
+	assert_int_equal(stat_int(b, "announced"), 2);
+	lb_snapshot_free(ab);
+	lb_snapshot_free(bc);
+	lb_bird_free(b);
+}
+
+/* BIRD refuses, then accepts: the error is reported, counted and retried from the tick. */
+static void
+test_bird_failure_retried_on_tick(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 5000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB);
+	char err[ERR_LEN] = "";
+	json_t *st;
+
+	f->mode = FAKE_REFUSE;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "8002"));
+	assert_non_null(strstr(err, "syntax error"));
+	st = lb_bird_stats(b);
+	assert_int_equal(json_integer_value(json_object_get(st, "errors")), 1);
+	assert_true(json_is_true(json_object_get(st, "pending")));
+	assert_int_equal(json_integer_value(json_object_get(st, "announced")), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(st, "last_error")), "8002"));
+	json_decref(st);
+	/* The file was written once; the retry only asks BIRD again. */
+	assert_int_equal(stat_int(b, "writes"), 1);
+	f->mode = FAKE_OK;
+	/* The backoff is at least RETRY_MIN_MS: poll the tick (bounded, not timed). */
+	for (int i = 0; i < 1000 && stat_int(b, "reloads") == 0; i++) {
+		h.tick(h.arg, ab);
+		usleep(10000);
+	}
+	assert_int_equal(stat_int(b, "reloads"), 1);
+	assert_int_equal(stat_int(b, "writes"), 1);
+	assert_int_equal(stat_int(b, "announced"), 2);
+	st = lb_bird_stats(b);
+	assert_false(json_is_true(json_object_get(st, "pending")));
+	json_decref(st);
+	lb_snapshot_free(ab);
+	lb_bird_free(b);
+}
+
+/* A silent BIRD costs at most the timeout; the hook reports it. */
+static void
+test_bird_hook_timeout(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 100);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB);
+	char err[ERR_LEN] = "";
+
+	f->mode = FAKE_SILENT;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -ETIMEDOUT);
+	assert_non_null(strstr(err, "no reply from BIRD in time"));
+	assert_int_equal(stat_int(b, "errors"), 1);
+	lb_snapshot_free(ab);
+	lb_bird_free(b);
+}
+
+/* A file that cannot be written (no such directory): -errno, "path: step: why". */
+static void
+test_bird_unwritable_include(void **state)
+{
+	struct fake *f = *state;
+	char path[160], err[ERR_LEN] = "";
+	struct lb_bird_params p = {.include_path = path, .socket_path = f->sock};
+	struct lb_snapshot *ab = snap_of(CFG_AB);
+	struct lb_bird *b;
+	struct lb_publish_hook h;
+
+	snprintf(path, sizeof(path), "%s/missing/spillway.conf", f->dir);
+	b = lb_bird_create(&p);
+	assert_non_null(b);
+	h = lb_bird_hook(b);
+	f->mode = FAKE_OK;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "missing/spillway.conf: create: "));
+	assert_int_equal(fake_commands(f), 0);
+	lb_snapshot_free(ab);
+	lb_bird_free(b);
+}
+
+static void
+test_bird_create_rejects_bad_params(void **state)
+{
+	struct lb_bird_params p = {.include_path = "/tmp/x.conf"};
+	char longp[200];
+
+	(void)state;
+	errno = 0;
+	assert_null(lb_bird_create(&p));
+	assert_int_equal(errno, EINVAL);
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	p.socket_path = longp;
+	assert_null(lb_bird_create(&p));
+	lb_bird_free(NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bird_prefixes_usable_only),
+		cmocka_unit_test(test_bird_render_text),
+		cmocka_unit_test_setup_teardown(test_bird_command_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_command_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_command_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_command_not_bird, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_command_no_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_hook_writes_only_on_change, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bird_hook_withdraw_before_announce_after,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_drain_and_undrain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_failure_retried_on_tick, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_hook_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
+		cmocka_unit_test(test_bird_create_rejects_bad_params),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
