@@ -1814,6 +1814,50 @@ cmd_config_save(struct cli *cli, const struct args *a)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Drain (route announcement)                                               */
+/* ------------------------------------------------------------------------ */
+
+static int
+drain_common(struct cli *cli, bool on)
+{
+	const json_t *bird;
+	json_t *res;
+	int rc = call_and_print(cli, on ? "drain" : "undrain", NULL, &res);
+
+	if (res == NULL)
+		return rc;
+	bird = json_object_get(json_object_get(res, "hooks"), "bird");
+	printf("%s\n", on ? "drained: routes withdrawn, still forwarding"
+			  : "undrained: routes announced");
+	if (bird != NULL) {
+		const json_t *err = json_object_get(bird, "last_error");
+
+		printf("bird: %lld prefix(es) announced%s\n", (long long)jint(bird, "announced"),
+		       json_is_true(json_object_get(bird, "pending"))
+			       ? ", BIRD not in step yet (retrying)"
+			       : "");
+		if (json_is_true(json_object_get(bird, "pending")) && json_is_string(err))
+			printf("bird: last error: %s\n", json_string_value(err));
+	}
+	json_decref(res);
+	return rc;
+}
+
+static int
+cmd_drain(struct cli *cli, const struct args *a)
+{
+	(void)a;
+	return drain_common(cli, true);
+}
+
+static int
+cmd_undrain(struct cli *cli, const struct args *a)
+{
+	(void)a;
+	return drain_common(cli, false);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Hot keys                                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -2934,6 +2978,24 @@ static const struct command g_commands[] = {
          "Example:\n"
          "  spillctl config save\n",
          NULL, 0, 0, cmd_config_save},
+        {"drain", "", "withdraw this instance's routes, keep forwarding",
+         "Asks spillwayd to withdraw every VIP route it announces through BIRD and\n"
+         "to keep them withdrawn across changes (method \"drain\"), while it goes\n"
+         "on forwarding what still reaches it: the routers move new traffic to the\n"
+         "other instances. Prints how many prefixes BIRD still has from spillwayd\n"
+         "(0 once BIRD confirmed). Fails with code -32603 when spillwayd runs\n"
+         "without --bird-include/--bird-socket. See docs/scale-out.md.\n"
+         "\n"
+         "Example:\n"
+         "  spillctl drain && sleep 5 && systemctl stop spillway\n",
+         NULL, 0, 0, cmd_drain},
+        {"undrain", "", "announce this instance's routes again",
+         "Ends a drain (method \"undrain\"): every VIP address with a usable backend\n"
+         "is announced through BIRD again.\n"
+         "\n"
+         "Example:\n"
+         "  spillctl undrain\n",
+         NULL, 0, 0, cmd_undrain},
         {"call", "METHOD [PARAMS-JSON]", "send any request (raw JSON-RPC)",
          "Sends one request with method METHOD and params PARAMS-JSON, a JSON object\n"
          "('-' reads it from standard input), and prints the result as JSON.\n"
