@@ -99,12 +99,16 @@ count(__u32 idx, int verdict)
 }
 
 static __always_inline bool
-is_vip(struct lb_xsk_vip_key *key)
+is_vip(struct lb_xsk_vip_key *key, bool frag)
 {
+	struct lb_xsk_vip_value *v;
+
 	if (key->port && bpf_map_lookup_elem(&spillway_vips, key))
 		return true;
 	key->port = 0; /* port-agnostic VIP on the same address and protocol */
-	return bpf_map_lookup_elem(&spillway_vips, key) != NULL;
+	v = bpf_map_lookup_elem(&spillway_vips, key);
+	/* A fragments-only entry takes fragments, never whole datagrams to other ports. */
+	return v && (frag || !(v->flags & LB_XSK_VIP_FRAG_ONLY));
 }
 
 /*
@@ -241,10 +245,11 @@ xsk_steer(struct xdp_md *ctx)
 	if (frag) {
 		/*
 		 * Fragments carry no ports past the first, so all fragments of a datagram are
-		 * keyed the same way: only a port-agnostic VIP on the address takes them.
+		 * keyed the same way, by the port-0 entry of the address: a port-agnostic VIP,
+		 * or the fragments-only entry spillwayd adds for port-specific VIPs.
 		 */
 		key.port = 0;
-		if (!is_vip(&key))
+		if (!is_vip(&key, true))
 			return count(LB_XSK_CNT_PASS_FRAGMENT, XDP_PASS);
 	} else {
 		if (off > 0xFFFF)
@@ -262,7 +267,7 @@ xsk_steer(struct xdp_md *ctx)
 				return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
 			key.port = uh->dest;
 		}
-		if (!is_vip(&key))
+		if (!is_vip(&key, false))
 			return count(LB_XSK_CNT_PASS_NOT_VIP, XDP_PASS);
 	}
 

@@ -52,10 +52,17 @@ struct lb_xsk_vip_key {
 	__u8 addr[16];
 };
 
-/* VIP map value. The program only tests for presence; vip_id lets user space correlate. */
+/*
+ * Value flag of a port-0 key that is not a port-agnostic VIP but takes the fragments of the
+ * address's port-specific VIPs (fragments carry no ports past the first; the data path sends
+ * them to the address's VIP with the lowest port). Non-fragments never match such an entry.
+ */
+#define LB_XSK_VIP_FRAG_ONLY 1u
+
+/* VIP map value. vip_id lets user space correlate; flags: LB_XSK_VIP_FRAG_ONLY or 0. */
 struct lb_xsk_vip_value {
 	__u32 vip_id;
-	__u32 flags; /* reserved, 0 */
+	__u32 flags;
 };
 
 /* Indexes into the per-CPU counter array (one __u64 per CPU per index). */

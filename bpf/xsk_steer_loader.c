@@ -189,11 +189,17 @@ lb_xsk_vip_key_make(struct lb_xsk_vip_key *key, int family, const void *addr, ui
 }
 
 int
+lb_xsk_vip_put(int map_fd, const struct lb_xsk_vip_key *key, const struct lb_xsk_vip_value *val)
+{
+	return bpf_map_update_elem(map_fd, key, val, BPF_ANY) ? -errno : 0;
+}
+
+int
 lb_xsk_vip_add(int map_fd, const struct lb_xsk_vip_key *key, uint32_t vip_id)
 {
 	struct lb_xsk_vip_value val = {.vip_id = vip_id};
 
-	return bpf_map_update_elem(map_fd, key, &val, BPF_ANY) ? -errno : 0;
+	return lb_xsk_vip_put(map_fd, key, &val);
 }
 
 int

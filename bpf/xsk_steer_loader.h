@@ -73,6 +73,10 @@ int lb_xsk_vip_key_make(struct lb_xsk_vip_key *key, int family, const void *addr
 /** Add or replace a VIP. @return 0, or -errno from the kernel (-E2BIG when the map is full). */
 int lb_xsk_vip_add(int map_fd, const struct lb_xsk_vip_key *key, uint32_t vip_id);
 
+/** Add or replace an entry with its flags (LB_XSK_VIP_FRAG_ONLY). @return as lb_xsk_vip_add. */
+int lb_xsk_vip_put(int map_fd, const struct lb_xsk_vip_key *key,
+                   const struct lb_xsk_vip_value *val);
+
 /** Remove a VIP. @return 0, or -ENOENT if it was not there, or another -errno. */
 int lb_xsk_vip_remove(int map_fd, const struct lb_xsk_vip_key *key);
 

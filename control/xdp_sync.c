@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The XDP VIP map follows the published snapshot (see xdp_sync.h). Updates are
- * diffs against the previous snapshot; after any failed map operation the next
- * publication reconciles the whole map instead (add everything, delete what is
- * not in the snapshot), so one transient error cannot leave the map wrong for
- * long.
+ * The XDP VIP map follows the published snapshot (see xdp_sync.h). Each
+ * snapshot gives a sorted set of wanted entries; updates are diffs against the
+ * set the maps hold. After any failed map operation the next publication
+ * reconciles the whole map instead (put everything, delete what is not
+ * wanted), so one transient error cannot leave the map wrong for long.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +32,26 @@ struct xdp_port {
 	uint64_t no_xsk_seen; /* pass_no_xsk at the last check */
 };
 
+/* One map entry spillwayd wants: a VIP, or an address's fragments-only entry. */
+struct entry {
+	struct lb_xsk_vip_key k;
+	struct lb_xsk_vip_value v;
+};
+
+struct entry_set {
+	struct entry *e; /* sorted by key (memcmp) */
+	uint32_t n;
+};
+
 struct lb_xdp_sync {
 	struct xdp_port ports[XDP_SYNC_PORTS_MAX];
 	unsigned int n_ports;
+	struct entry_set live; /* what the maps hold after the last after() */
+	struct entry_set want; /* the snapshot being published (before -> after) */
 	bool dirty;            /* a map operation failed: reconcile fully next time */
-	bool purge;            /* this publication's after() deletes every stale key */
+	bool full;             /* this publication rewrites and purges the whole map */
 	uint64_t map_errors;
 	uint64_t adds, removes, reconciles;
-	uint32_t n_vips;       /* VIPs of the last snapshot synced */
 	unsigned int ticks;
 	time_t last_warn;
 };
@@ -122,29 +135,74 @@ lb_xdp_sync_n_ports(const struct lb_xdp_sync *x)
 }
 
 static int
-vip_key(const struct lb_vip *v, struct lb_xsk_vip_key *k)
+cmp_entry(const void *a, const void *b)
+{
+	return memcmp(&((const struct entry *)a)->k, &((const struct entry *)b)->k,
+		      sizeof(struct lb_xsk_vip_key));
+}
+
+static const struct entry *
+set_find(const struct entry_set *set, const struct lb_xsk_vip_key *k)
+{
+	struct entry probe = {.k = *k};
+
+	if (set->n == 0)
+		return NULL;
+	return bsearch(&probe, set->e, set->n, sizeof(probe), cmp_entry);
+}
+
+static int
+vip_key(const struct lb_vip *v, uint16_t port, struct lb_xsk_vip_key *k)
 {
 	return lb_xsk_vip_key_make(k, v->af == LB_AF_INET ? AF_INET : AF_INET6, v->addr.b,
-				   v->proto, v->port);
+				   v->proto, port);
 }
 
-/* The snapshot's VIP with exactly this map key, or NULL. */
-static const struct lb_vip *
-snap_find(const struct lb_snapshot *s, const struct lb_xsk_vip_key *k)
+/*
+ * The entries snapshot s asks for: one per VIP, plus, for every (address,
+ * protocol) with port-specific VIPs and no port-agnostic one, a port-0 entry
+ * flagged fragments-only that carries the VIP the data path gives those
+ * fragments to (lb_vip_lookup_frag).
+ */
+static int
+desired(const struct lb_snapshot *s, struct entry_set *out)
 {
-	union lb_ip a;
-	uint8_t af = k->family == LB_XSK_AF_INET ? LB_AF_INET : LB_AF_INET6;
+	struct entry *e = calloc((size_t)s->n_vips * 2 + 1, sizeof(*e));
+	uint32_t n = 0;
 
-	memset(&a, 0, sizeof(a));
-	memcpy(a.b, k->addr, af == LB_AF_INET ? 4 : 16);
-	return lb_vip_index_find(s, s->vip_index, af, &a, k->proto, k->port);
+	if (e == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n_vips; i++) {
+		const struct lb_vip *v = &s->vips[i];
+		const struct lb_vip *f;
+
+		if (vip_key(v, v->port, &e[n].k) != 0)
+			continue;
+		e[n].v.vip_id = v->id;
+		n++;
+		if (v->port == 0 ||
+		    lb_vip_index_find(s, s->vip_index, v->af, &v->addr, v->proto, 0) != NULL)
+			continue;
+		f = lb_vip_lookup_frag(s, v->af, &v->addr, v->proto);
+		if (f != v) /* one entry per address: from the VIP that takes the fragments */
+			continue;
+		vip_key(v, 0, &e[n].k);
+		e[n].v.vip_id = v->id;
+		e[n].v.flags = LB_XSK_VIP_FRAG_ONLY;
+		n++;
+	}
+	qsort(e, n, sizeof(*e), cmp_entry);
+	out->e = e;
+	out->n = n;
+	return 0;
 }
 
-static bool
-snap_has(const struct lb_snapshot *s, const struct lb_vip *v)
+static void
+set_free(struct entry_set *set)
 {
-	return s != NULL && lb_vip_index_find(s, s->vip_index, v->af, &v->addr, v->proto, v->port) !=
-				    NULL;
+	free(set->e);
+	set->e = NULL;
+	set->n = 0;
 }
 
 static void
@@ -159,10 +217,41 @@ note_err(struct lb_xdp_sync *x, int rc, const char *what, const struct xdp_port 
 	}
 }
 
-/* Delete every key of p's map that next does not have. */
 static void
-purge(struct lb_xdp_sync *x, struct xdp_port *p, const struct lb_snapshot *next, char *err,
-      size_t errlen, int *first)
+put(struct lb_xdp_sync *x, struct xdp_port *p, const struct entry *e, char *err, size_t errlen,
+    int *first)
+{
+	int rc = lb_xsk_vip_put(p->maps.vips_fd, &e->k, &e->v);
+
+	if (rc == 0)
+		x->adds++;
+	else
+		note_err(x, rc, "add", p, err, errlen, first);
+}
+
+static void
+del(struct lb_xdp_sync *x, struct xdp_port *p, const struct lb_xsk_vip_key *k, char *err,
+    size_t errlen, int *first)
+{
+	int rc = lb_xsk_vip_remove(p->maps.vips_fd, k);
+
+	if (rc == 0)
+		x->removes++;
+	else if (rc != -ENOENT)
+		note_err(x, rc, "remove", p, err, errlen, first);
+}
+
+/* Narrowing: an entry that steered every port now steers fragments only. */
+static bool
+narrows(const struct entry *old, const struct entry *e)
+{
+	return old != NULL && !(old->v.flags & LB_XSK_VIP_FRAG_ONLY) &&
+	       (e->v.flags & LB_XSK_VIP_FRAG_ONLY);
+}
+
+/* Delete every key of p's map that is not in want. */
+static void
+purge(struct lb_xdp_sync *x, struct xdp_port *p, char *err, size_t errlen, int *first)
 {
 	static struct lb_xsk_vip_key keys[LB_XSK_VIP_MAX];
 	struct lb_xsk_vip_key cur, nxt;
@@ -174,86 +263,77 @@ purge(struct lb_xdp_sync *x, struct xdp_port *p, const struct lb_snapshot *next,
 		cur = nxt;
 		prev = &cur;
 	}
-	for (unsigned int i = 0; i < n; i++) {
-		int rc;
-
-		if (snap_find(next, &keys[i]) != NULL)
-			continue;
-		rc = lb_xsk_vip_remove(p->maps.vips_fd, &keys[i]);
-		if (rc == 0)
-			x->removes++;
-		else if (rc != -ENOENT)
-			note_err(x, rc, "remove", p, err, errlen, first);
-	}
+	for (unsigned int i = 0; i < n; i++)
+		if (set_find(&x->want, &keys[i]) == NULL)
+			del(x, p, &keys[i], err, errlen, first);
 }
 
+/*
+ * Before the switch: everything that steers more traffic to spillway (new
+ * entries, fragments-only entries becoming whole VIPs, changed ids).
+ */
 static int
 hook_before(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev, char *err,
 	    size_t errlen)
 {
 	struct lb_xdp_sync *x = arg;
-	bool full = x->dirty || prev == NULL;
-	int first = 0;
+	int first = 0, rc;
 
-	x->dirty = false;
-	for (unsigned int i = 0; i < x->n_ports; i++) {
-		struct xdp_port *p = &x->ports[i];
-
-		for (uint32_t j = 0; j < next->n_vips; j++) {
-			const struct lb_vip *v = &next->vips[j];
-			struct lb_xsk_vip_key k;
-			int rc;
-
-			if (!full && snap_has(prev, v))
-				continue;
-			rc = vip_key(v, &k);
-			if (rc == 0)
-				rc = lb_xsk_vip_add(p->maps.vips_fd, &k, v->id);
-			if (rc == 0)
-				x->adds++;
-			else
-				note_err(x, rc, "add", p, err, errlen, &first);
-		}
+	set_free(&x->want);
+	rc = desired(next, &x->want);
+	if (rc != 0) {
+		x->dirty = true;
+		snprintf(err, errlen, "out of memory");
+		return rc;
 	}
-	x->purge = full; /* keys left from before a failure or a crash */
-	x->n_vips = next->n_vips;
+	x->full = x->dirty || prev == NULL;
+	x->dirty = false;
+	for (unsigned int i = 0; i < x->n_ports; i++)
+		for (uint32_t j = 0; j < x->want.n; j++) {
+			const struct entry *e = &x->want.e[j];
+			const struct entry *old = set_find(&x->live, &e->k);
+
+			if (narrows(old, e))
+				continue; /* after the switch */
+			if (x->full || old == NULL || memcmp(&old->v, &e->v, sizeof(e->v)) != 0)
+				put(x, &x->ports[i], e, err, errlen, &first);
+		}
 	return first;
 }
 
+/* After the switch: removals and narrowings; a full pass purges stale keys. */
 static int
 hook_after(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev, char *err,
 	   size_t errlen)
 {
 	struct lb_xdp_sync *x = arg;
-	bool full = x->purge || prev == NULL;
 	int first = 0;
 
-	x->purge = false;
+	(void)next;
+	(void)prev;
 	for (unsigned int i = 0; i < x->n_ports; i++) {
 		struct xdp_port *p = &x->ports[i];
 
-		if (full) {
-			purge(x, p, next, err, errlen, &first);
+		for (uint32_t j = 0; j < x->want.n; j++) {
+			const struct entry *e = &x->want.e[j];
+
+			if (narrows(set_find(&x->live, &e->k), e))
+				put(x, p, e, err, errlen, &first);
+		}
+		if (x->full) {
+			purge(x, p, err, errlen, &first);
 			continue;
 		}
-		for (uint32_t j = 0; j < prev->n_vips; j++) {
-			const struct lb_vip *v = &prev->vips[j];
-			struct lb_xsk_vip_key k;
-			int rc;
-
-			if (snap_has(next, v))
-				continue;
-			rc = vip_key(v, &k);
-			if (rc == 0)
-				rc = lb_xsk_vip_remove(p->maps.vips_fd, &k);
-			if (rc == 0)
-				x->removes++;
-			else if (rc != -ENOENT)
-				note_err(x, rc, "remove", p, err, errlen, &first);
-		}
+		for (uint32_t j = 0; j < x->live.n; j++)
+			if (set_find(&x->want, &x->live.e[j].k) == NULL)
+				del(x, p, &x->live.e[j].k, err, errlen, &first);
 	}
-	if (full)
+	if (x->full)
 		x->reconciles++;
+	/* The maps now hold want (or a failure set dirty: the next one reconciles). */
+	set_free(&x->live);
+	x->live = x->want;
+	x->want = (struct entry_set){0};
 	return first;
 }
 
@@ -309,7 +389,7 @@ hook_stats(void *arg)
 
 	sum_counters(x, tot, NULL);
 	json_object_set_new(o, "ports", json_integer(x->n_ports));
-	json_object_set_new(o, "vips", json_integer(x->n_vips));
+	json_object_set_new(o, "entries", json_integer(x->live.n));
 	for (int k = 0; k < LB_XSK_CNT_MAX; k++)
 		json_object_set_new(o, counter_names[k], json_integer((json_int_t)tot[k]));
 	json_object_set_new(o, "map_adds", json_integer((json_int_t)x->adds));
@@ -339,5 +419,7 @@ lb_xdp_sync_destroy(struct lb_xdp_sync *x)
 		return;
 	for (unsigned int i = 0; i < x->n_ports; i++)
 		lb_xsk_maps_close(&x->ports[i].maps);
+	set_free(&x->live);
+	set_free(&x->want);
 	free(x);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -91,9 +92,9 @@ map_has(int family, const char *addr, uint8_t proto, uint16_t port)
 	return bpf_map_lookup_elem(lb_xsk_steer_vip_map_fd(g_prog), &k, &v) == 0;
 }
 
-/* The program's verdict for a minimal IPv4 TCP/UDP frame to addr:port. */
+/* The program's verdict for a minimal IPv4 TCP/UDP frame to addr:port (a first fragment if mf). */
 static int
-verdict4(const char *addr, uint8_t proto, uint16_t port)
+verdict4f(const char *addr, uint8_t proto, uint16_t port, bool mf)
 {
 	uint8_t f[14 + 20 + 20];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = sizeof(f));
@@ -103,6 +104,7 @@ verdict4(const char *addr, uint8_t proto, uint16_t port)
 	f[14] = 0x45;
 	f[14 + 2] = 0;
 	f[14 + 3] = 40;
+	f[14 + 6] = mf ? 0x20 : 0;
 	f[14 + 8] = 64;
 	f[14 + 9] = proto;
 	f[14 + 12] = 198, f[14 + 13] = 51, f[14 + 14] = 100, f[14 + 15] = 7;
@@ -112,6 +114,12 @@ verdict4(const char *addr, uint8_t proto, uint16_t port)
 	f[34 + 12] = 0x50;
 	assert_int_equal(bpf_prog_test_run_opts(lb_xsk_steer_prog_fd(g_prog), &o), 0);
 	return (int)o.retval;
+}
+
+static int
+verdict4(const char *addr, uint8_t proto, uint16_t port)
+{
+	return verdict4f(addr, proto, port, false);
 }
 
 static int
@@ -151,7 +159,7 @@ test_sync_follows_publications(void **state)
 {
 	struct lb_xdp_sync *x = lb_xdp_sync_create();
 	struct lb_publish_hook h;
-	struct lb_snapshot *s1, *s2, *s3;
+	struct lb_snapshot *s1, *s2, *s3, *s4, *s5;
 	char err[256];
 	struct lb_xsk_vip_key junk;
 	uint8_t a[4] = {10, 9, 9, 9};
@@ -167,14 +175,17 @@ test_sync_follows_publications(void **state)
 	lb_xdp_sync_hook(x, &h);
 	assert_string_equal(h.name, "xdp");
 
-	/* Start-up: everything in before(), the stale key gone after(). */
+	/* Start-up: everything in before(), the stale key gone after(). Each
+	 * address with only port-specific VIPs also gets a fragments-only entry. */
 	s1 = snap(V_WEB "," V_DNS, 1);
 	assert_int_equal(h.before(h.arg, s1, NULL, err, sizeof(err)), 0);
 	assert_true(map_has(AF_INET, "10.0.0.1", IPPROTO_TCP, 80));
 	assert_true(map_has(AF_INET, "10.0.0.2", IPPROTO_UDP, 53));
 	assert_true(map_has(AF_INET, "10.9.9.9", IPPROTO_TCP, 1));
 	assert_int_equal(h.after(h.arg, s1, NULL, err, sizeof(err)), 0);
-	assert_int_equal(map_count(), 2);
+	assert_int_equal(map_count(), 4);
+	assert_true(map_has(AF_INET, "10.0.0.1", IPPROTO_TCP, 0));
+	assert_int_equal(verdict4f("10.0.0.1", IPPROTO_TCP, 80, true), XDP_REDIRECT);
 	assert_false(map_has(AF_INET, "10.9.9.9", IPPROTO_TCP, 1));
 	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 80), XDP_REDIRECT);
 	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 81), XDP_PASS);
@@ -184,11 +195,11 @@ test_sync_follows_publications(void **state)
 	 * switch both DNS and the new VIPs are steered; after it DNS is gone. */
 	s2 = snap(V_WEB "," V_ANY "," V_V6, 2);
 	assert_int_equal(h.before(h.arg, s2, s1, err, sizeof(err)), 0);
-	assert_int_equal(map_count(), 4);
+	assert_int_equal(map_count(), 7);
 	assert_int_equal(verdict4("10.0.0.2", IPPROTO_UDP, 53), XDP_REDIRECT);
 	assert_int_equal(verdict4("10.0.0.3", IPPROTO_TCP, 5000), XDP_REDIRECT);
 	assert_int_equal(h.after(h.arg, s2, s1, err, sizeof(err)), 0);
-	assert_int_equal(map_count(), 3);
+	assert_int_equal(map_count(), 5);
 	assert_int_equal(verdict4("10.0.0.2", IPPROTO_UDP, 53), XDP_PASS);
 	assert_true(map_has(AF_INET6, "2001:db8::10", IPPROTO_TCP, 443));
 
@@ -196,7 +207,7 @@ test_sync_follows_publications(void **state)
 	{
 		json_t *st = h.stats(h.arg);
 
-		assert_int_equal(json_integer_value(json_object_get(st, "vips")), 3);
+		assert_int_equal(json_integer_value(json_object_get(st, "entries")), 5);
 		assert_int_equal(json_integer_value(json_object_get(st, "map_errors")), 0);
 		assert_true(json_integer_value(json_object_get(st, "redirect")) >= 3);
 		json_decref(st);
@@ -204,9 +215,28 @@ test_sync_follows_publications(void **state)
 	s3 = snap(V_WEB, 3);
 	assert_int_equal(h.before(h.arg, s3, s2, err, sizeof(err)), 0);
 	assert_int_equal(h.after(h.arg, s3, s2, err, sizeof(err)), 0);
-	assert_int_equal(map_count(), 1);
+	assert_int_equal(map_count(), 2);
 	assert_true(map_has(AF_INET, "10.0.0.1", IPPROTO_TCP, 80));
 	assert_int_equal(verdict4("10.0.0.3", IPPROTO_TCP, 5000), XDP_PASS);
+
+	/* Widening: a port-agnostic VIP on 10.0.0.1 turns its fragments-only
+	 * entry into a whole VIP before the switch; narrowing back waits until
+	 * after it, so port 5000 is steered as long as a worker may serve it. */
+	s4 = snap(V_WEB ", {\"address\": \"10.0.0.1\", \"port\": 0, \"protocol\": \"tcp\"}", 4);
+	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 5000), XDP_PASS);
+	assert_int_equal(h.before(h.arg, s4, s3, err, sizeof(err)), 0);
+	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 5000), XDP_REDIRECT);
+	assert_int_equal(h.after(h.arg, s4, s3, err, sizeof(err)), 0);
+	assert_int_equal(map_count(), 2);
+	s5 = snap(V_WEB, 5);
+	assert_int_equal(h.before(h.arg, s5, s4, err, sizeof(err)), 0);
+	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 5000), XDP_REDIRECT);
+	assert_int_equal(h.after(h.arg, s5, s4, err, sizeof(err)), 0);
+	assert_int_equal(verdict4("10.0.0.1", IPPROTO_TCP, 5000), XDP_PASS);
+	assert_int_equal(verdict4f("10.0.0.1", IPPROTO_TCP, 5000, true), XDP_REDIRECT);
+	assert_int_equal(map_count(), 2);
+	lb_snapshot_free(s4);
+	lb_snapshot_free(s5);
 
 	lb_snapshot_free(s1);
 	lb_snapshot_free(s2);

@@ -396,6 +396,43 @@ test_xsk_steer_map_update(void **state)
 	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_VIP);
 }
 
+/*
+ * A fragments-only entry (port 0, LB_XSK_VIP_FRAG_ONLY), as spillwayd adds for an address with
+ * port-specific VIPs only: first and later fragments to the address are steered; whole datagrams
+ * to a port without a VIP are not; the port-specific VIP itself still is.
+ */
+static void
+test_xsk_steer_frag_only_entry(void **state)
+{
+	static const uint8_t a4[4] = {203, 0, 113, 77};
+	struct lb_xsk_vip_value fo = {.vip_id = 3, .flags = LB_XSK_VIP_FRAG_ONLY};
+	struct lb_xsk_vip_key k;
+	struct pkt p;
+	int fd = lb_xsk_steer_vip_map_fd(g_test);
+
+	(void)state;
+	vip(g_test, true, AF_INET, a4, IP_TCP, 8080);
+	build4(&p, 0, a4, IP_TCP, 8080, FRAG_FIRST);
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_FRAGMENT);
+	assert_int_equal(lb_xsk_vip_key_make(&k, AF_INET, a4, IP_TCP, 0), 0);
+	assert_int_equal(lb_xsk_vip_put(fd, &k, &fo), 0);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build4(&p, 0, a4, IP_TCP, 8080, FRAG_LATER);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build4(&p, 0, a4, IP_TCP, 8080, NOFRAG);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build4(&p, 0, a4, IP_TCP, 22, NOFRAG);
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_VIP);
+	build4(&p, 0, a4, IP_UDP, 8080, FRAG_FIRST); /* other protocol: no entry */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_FRAGMENT);
+	/* The same key as a port-agnostic VIP takes every port. */
+	assert_int_equal(lb_xsk_vip_add(fd, &k, 3), 0);
+	build4(&p, 0, a4, IP_TCP, 22, NOFRAG);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	assert_int_equal(lb_xsk_vip_remove(fd, &k), 0);
+	vip(g_test, false, AF_INET, a4, IP_TCP, 8080);
+}
+
 /* As deployed, a VIP packet with no socket on its queue falls back to the kernel. */
 static void
 test_xsk_steer_no_xsk_passes(void **state)
@@ -550,6 +587,7 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_bad_ip_header);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_map_update);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_no_xsk_passes);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_frag_only_entry);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_foreign_prog);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_from_ifindex);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_key_and_path);
