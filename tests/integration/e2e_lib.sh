@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 # Topology building blocks for the namespace end-to-end tests (sourced, bash).
 #
 #   client ns ──veth── router ns ──veth── LB ns (spillwayd on its veth)

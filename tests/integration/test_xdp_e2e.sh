@@ -15,14 +15,16 @@
 # through the control socket) and UDP; checks in e2e_client.py.
 #
 # usage: test_xdp_e2e.sh SPILLWAYD
-# E2E_PMD=af_packet runs the same topology on net_af_packet (no XDP).
+# E2E_PMD=af_packet runs the same topology on net_af_packet (no XDP);
+# E2E_DECAP=kernel|xdp picks the backends' decapsulation (default: the kernel's
+# when it has IPIP and FOU); E2E_KEEP_WORK=1 keeps the work directory (logs).
 # Exit 77 (skip) only without root, network namespaces or AF_XDP.
 set -euo pipefail
 SPW=$(readlink -f "${1:?usage: test_xdp_e2e.sh SPILLWAYD}")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3
 PMD=${E2E_PMD:-af_xdp}
-# shellcheck source=e2e_lib.sh
+# shellcheck source-path=SCRIPTDIR source=e2e_lib.sh
 . "$HERE/e2e_lib.sh"
 # shellcheck source=../../scripts/lib.sh
 . "$HERE/../../scripts/lib.sh"
@@ -54,7 +56,7 @@ cleanup() {
 		echo "---- spillwayd.log (last 30 lines)"
 		tail -30 "$WORK/spillwayd.log"
 	fi
-	rm -rf "$WORK"
+	if [ -n "${E2E_KEEP_WORK:-}" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -138,10 +140,19 @@ if [ "$PMD" = af_xdp ]; then
 else
 	VDEV="net_af_packet0,iface=lb0"
 fi
+# Under LeakSanitizer: DPDK 22.11's af_xdp PMD never frees, at
+# rte_eth_dev_close(), the umem it made with libxdp's xsk_umem__create() nor
+# the bpf_object it opened for xdp_prog= (21 allocations, ~15 KiB, all under
+# rte_eth_rx_queue_setup(); seen with --xdp-prog none too, minus the object).
+# The slow unwinder is needed to see that frame through libbpf, which has no
+# frame pointers. spillwayd's own allocations are still checked.
+printf 'leak:rte_eth_rx_queue_setup\n' >"$WORK/lsan.supp"
+SAN_ENV=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+	"LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$WORK/lsan.supp")
 # spillwayd adds xdp_prog=<its steering object> to the af_xdp vdev and finds
 # the program's maps through lb0 (no bpffs pins).
 # shellcheck disable=SC2046
-ip netns exec "$NS_L" \
+ip netns exec "$NS_L" "${SAN_ENV[@]}" \
 	timeout 300 "$SPW" $(spw_eal_mem) --no-pci --file-prefix "$PREFIX" -l 0-1 \
 	--log-level 'lib.*:warning' --vdev="$VDEV" \
 	-- --config "$WORK/spw.json" --control "$WORK/ctl.sock" --stats-file "$WORK/stats.json" \
@@ -171,7 +182,11 @@ cat >"$WORK/client.json" <<JSON
  "short": ${E2E_SHORT:-1000}, "long": ${E2E_LONG:-48}, "after_event": ${E2E_AFTER:-100},
  "udp_flows": ${E2E_UDP_FLOWS:-200}, "udp_per_flow": 3}
 JSON
-ip netns exec "$NS_C" timeout 240 "$PY" "$HERE/e2e_client.py" "$WORK/client.json"
+# In the background and waited for, so that a signal to this script runs the
+# cleanup at once (bash defers traps while a foreground child runs).
+ip netns exec "$NS_C" timeout 240 "$PY" "$HERE/e2e_client.py" "$WORK/client.json" &
+PIDS+=($!)
+wait $!
 
 # ---- stop spillwayd and check its exit counters
 kill -TERM "$SPW_PID"
@@ -179,6 +194,9 @@ rc=0
 wait "$SPW_PID" || rc=$?
 SPW_PID=
 [ "$rc" -eq 0 ] || { echo "FAIL: spillwayd exited with status $rc"; exit 1; }
+if grep -q "runtime error:" "$WORK/spillwayd.log"; then
+	echo "FAIL: UndefinedBehaviorSanitizer in spillwayd:"; grep -A3 "runtime error:" "$WORK/spillwayd.log"; exit 1
+fi
 "$PY" - "$WORK/stats.json" "$PMD" >"$WORK/forwarded" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
