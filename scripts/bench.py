@@ -369,6 +369,12 @@ def md(res, cmdline):
     if res.get("quick"):
         w("")
         w("**--quick run: shrunk sizes, the figures are not valid measurements.**")
+    busy = max(res["load_start"][0], res["load_end"][0])
+    if mc["vcpus"] and busy > 0.5 * mc["vcpus"]:
+        w("")
+        w("**Load average up to %.1f on %d vCPUs during this run: the figures were taken under "
+          "contention from other work and are not valid against the targets.**"
+          % (busy, mc["vcpus"]))
     w("")
     w("## Summary against the targets (issue 9)")
     w("")
@@ -540,7 +546,7 @@ def main():
     res["seconds"] = time.time() - t0
     res["failed"] = failed
     res["summary"] = summary(res)
-    cmdline = a.cmdline or " ".join(["scripts/bench.py"] + sys.argv[1:])
+    cmdline = (a.cmdline or " ".join(["scripts/bench.py"] + sys.argv[1:])).strip()
     with open(prefix + ".json", "w") as f:
         json.dump(res, f, indent=1)
     with open(prefix + ".md", "w") as f:
