@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Driver of test_ecmp_e2e.sh, run in the client namespace.
+
+Long-lived TCP connections to a VIP that a router spreads (kernel ECMP, L4
+hash) over two spillwayd instances announcing it through BIRD. Events: LB1
+is drained and stopped (SIGTERM: withdraw, --drain-wait, stop), then started
+again. Each long-lived connection must keep answering from the backend it
+first reached (the instances' Maglev tables are identical, so the instance
+ECMP moves a flow to picks the same backend); new connections opened all the
+time must keep succeeding. Measures the time from the drain request to the
+route's withdrawal in the router's kernel table and in its BIRD.
+
+CONF (JSON): {"vip", "port", "router_ns", "router_bird", "n_long",
+  "lbs": [{"name", "ctl", "pid_file", "start"}], "drain_wait_ms", "summary"}
+Exit 0 when every check passes.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spwrpc  # noqa: E402
+
+TIMEOUT = 10.0  # per TCP step: the machine is shared with DPDK busy-pollers
+
+
+def log(msg):
+    print("[%7.2f] %s" % (time.monotonic() - T0, msg), flush=True)
+
+
+T0 = time.monotonic()
+
+
+def paths(conf):
+    """The router's kernel next hops for the VIP (empty: no route)."""
+    out = subprocess.run(["ip", "-n", conf["router_ns"], "-j", "route", "show",
+                          conf["vip"] + "/32"], capture_output=True, text=True).stdout
+    routes = json.loads(out or "[]")
+    if not routes:
+        return []
+    r = routes[0]
+    if "nexthops" in r:
+        return sorted(n["gateway"] for n in r["nexthops"])
+    return [r["gateway"]] if "gateway" in r else []
+
+
+def wait_paths(conf, n, limit):
+    t = time.monotonic()
+    while time.monotonic() - t < limit:
+        p = paths(conf)
+        if len(p) == n:
+            return time.monotonic() - t, p
+        time.sleep(0.005)
+    raise AssertionError("router: %d path(s) for %s after %.0f s, want %d: %s" % (
+        len(paths(conf)), conf["vip"], limit, n, paths(conf)))
+
+
+def bird_routes(conf):
+    return subprocess.run(["birdc", "-s", conf["router_bird"], "show", "route",
+                           conf["vip"] + "/32", "all"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def rx(lb):
+    try:
+        c = spwrpc.Client(lb["ctl"], timeout=5)
+        n = c.call("stats")["totals"]["rx_packets"]
+        c.close()
+        return n
+    except (OSError, spwrpc.RpcError, ConnectionError):
+        return None
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+class Conn:
+    def __init__(self, conf, i):
+        self.i = i
+        self.s = socket.create_connection((conf["vip"], conf["port"]), timeout=TIMEOUT)
+        self.s.settimeout(TIMEOUT)
+        self.f = self.s.makefile("rwb")
+        hello = self.f.readline().decode().split()
+        if len(hello) != 2 or hello[0] != "HELLO":
+            raise AssertionError("connection %d: greeting %r" % (i, hello))
+        self.backend = hello[1]
+        self.alive = True
+        self.n = 0
+
+    def ask(self):
+        """One exchange; must come back from the same backend."""
+        if not self.alive:
+            return False
+        self.n += 1
+        try:
+            self.f.write(b"ping %d\n" % self.n)
+            self.f.flush()
+            got = self.f.readline().decode().strip()
+        except OSError as e:
+            got = "error: %s" % e
+        want = "%s ping %d" % (self.backend, self.n)
+        if got != want:
+            log("connection %d (%s): got %r, want %r" % (self.i, self.backend, got, want))
+            self.alive = False
+        return self.alive
+
+
+def check_all(conns, what):
+    ok = sum(1 for c in conns if c.ask())
+    log("%s: %d of %d long-lived connections answer from their backend" % (what, ok, len(conns)))
+    return ok
+
+
+class NewConns(threading.Thread):
+    """Short connections opened back to back: counted ok/failed per phase."""
+
+    def __init__(self, conf):
+        super().__init__(daemon=True)
+        self.conf = conf
+        self.phase = "start"
+        self.counts = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            ph = self.phase
+            c = self.counts.setdefault(ph, {"ok": 0, "failed": 0})
+            try:
+                s = socket.create_connection((self.conf["vip"], self.conf["port"]),
+                                             timeout=TIMEOUT)
+                s.settimeout(TIMEOUT)
+                f = s.makefile("rwb")
+                name = f.readline().decode().split()[1]
+                f.write(b"x\n")
+                f.flush()
+                ok = f.readline().decode().strip() == name + " x"
+                s.close()
+            except (OSError, IndexError):
+                ok = False
+            c["ok" if ok else "failed"] += 1
+            time.sleep(0.05)
+
+
+def main():
+    conf = json.load(open(sys.argv[1]))
+    lb1, lb2 = conf["lbs"]
+    summary = {"events": []}
+    failures = []
+
+    dt, p = wait_paths(conf, 2, 120)
+    log("router: %s via %s (ECMP)" % (conf["vip"], p))
+    summary["bird_before"] = bird_routes(conf)
+    rx0 = [rx(lb1), rx(lb2)]
+    conns = [Conn(conf, i) for i in range(conf["n_long"])]
+    rx1 = [rx(lb1), rx(lb2)]
+    per_lb = [b - a for a, b in zip(rx0, rx1)]
+    backends = {}
+    for c in conns:
+        backends[c.backend] = backends.get(c.backend, 0) + 1
+    log("opened %d long-lived connections: backends %s; packets seen by lb1 %d, lb2 %d" % (
+        len(conns), backends, per_lb[0], per_lb[1]))
+    summary.update(opened=len(conns), backends=backends, rx_opening=per_lb)
+    if min(per_lb) == 0:
+        failures.append("ECMP used one instance only while opening (%s)" % per_lb)
+    alive = check_all(conns, "before any event")
+
+    newc = NewConns(conf)
+    newc.start()
+    time.sleep(1)
+
+    # ---- event 1: drain and stop lb1 (SIGTERM: withdraw, drain wait, stop)
+    pid1 = int(open(lb1["pid_file"]).read())
+    newc.phase = "drain"
+    t0 = time.monotonic()
+    os.kill(pid1, signal.SIGTERM)
+    dt, p = wait_paths(conf, 1, 30)
+    withdraw_ms = dt * 1000
+    log("drain request -> route withdrawn in the router's kernel: %.0f ms (now via %s)" % (
+        withdraw_ms, p))
+    summary["bird_after_withdraw"] = bird_routes(conf)
+    ok_drain = check_all(conns, "lb1 withdrawn, still forwarding (drain wait)")
+    while pid_alive(pid1) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    stopped_s = time.monotonic() - t0
+    if pid_alive(pid1):
+        failures.append("lb1 did not stop within 60 s of SIGTERM")
+    log("lb1 stopped %.1f s after SIGTERM (drain wait %d ms)" % (stopped_s,
+                                                                 conf["drain_wait_ms"]))
+    newc.phase = "lb1 stopped"
+    time.sleep(1)
+    ok_stop = check_all(conns, "lb1 stopped")
+    summary["events"].append({"event": "lb1 drained (SIGTERM)", "withdraw_ms": round(withdraw_ms),
+                              "survived_drain": ok_drain, "stop_s": round(stopped_s, 2),
+                              "survived_stop": ok_stop})
+
+    # ---- event 2: lb1 back
+    newc.phase = "lb1 back"
+    t1 = time.monotonic()
+    subprocess.run(["bash", lb1["start"]], check=True)
+    dt, p = wait_paths(conf, 2, 120)
+    log("lb1 started -> route re-announced: %.1f s (via %s)" % (dt, p))
+    summary["bird_after_return"] = bird_routes(conf)
+    rx2 = rx(lb1)
+    ok_back = check_all(conns, "lb1 back in the ECMP group")
+    time.sleep(1)
+    ok_back2 = check_all(conns, "lb1 back, 1 s later")
+    rx3 = rx(lb1)
+    moved = (rx3 or 0) - (rx2 or 0)
+    log("packets through lb1 since it came back: %d" % moved)
+    summary["events"].append({"event": "lb1 back", "announce_s": round(time.monotonic() - t1, 2),
+                              "survived": ok_back2, "rx_lb1_after_return": moved})
+    if moved == 0:
+        failures.append("no long-lived connection moved back to lb1")
+    time.sleep(1)
+    newc.stop.set()
+    newc.join(TIMEOUT * 2)
+    summary["new_connections"] = newc.counts
+    log("new connections per phase: %s" % json.dumps(newc.counts))
+    for ph, c in newc.counts.items():
+        if c["failed"]:
+            failures.append("%d new connection(s) failed during %s" % (c["failed"], ph))
+        if ph != "start" and c["ok"] == 0:
+            failures.append("no new connection succeeded during %s" % ph)
+    for what, n in (("drain", ok_drain), ("stop", ok_stop), ("return", ok_back2)):
+        if n != len(conns):
+            failures.append("%d of %d long-lived connections broke across lb1's %s" % (
+                len(conns) - n, len(conns), what))
+    for c in conns:
+        c.s.close()
+    summary["failures"] = failures
+    json.dump(summary, open(conf["summary"], "w"), indent=1)
+    print("---- router BIRD before:\n%s\n---- after the withdrawal:\n%s\n---- after lb1 came back:\n%s"
+          % (summary["bird_before"], summary["bird_after_withdraw"], summary["bird_after_return"]))
+    for f in failures:
+        log("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
