@@ -174,11 +174,39 @@ def main():
     summary.update(opened=len(conns), backends=backends, rx_opening=per_lb)
     if min(per_lb) == 0:
         failures.append("ECMP used one instance only while opening (%s)" % per_lb)
-    alive = check_all(conns, "before any event")
+    if check_all(conns, "before any event") != len(conns):
+        failures.append("long-lived connections broke before any event")
 
     newc = NewConns(conf)
     newc.start()
     time.sleep(1)
+
+    # ---- event 0: drain lb2 through its socket (method drain), then undrain
+    newc.phase = "lb2 drained (socket)"
+    c2 = spwrpc.Client(lb2["ctl"], timeout=30)
+    t0 = time.monotonic()
+    res = c2.call("drain")
+    dt, p = wait_paths(conf, 1, 30)
+    sock_withdraw_ms = (time.monotonic() - t0) * 1000
+    log("drain method on lb2 -> route withdrawn in the router's kernel: %.0f ms (spillwayd's "
+        "own figure, request -> BIRD reconfigured: %s ms; now via %s)" % (
+            sock_withdraw_ms, res["hooks"]["bird"]["last_withdraw_ms"], p))
+    if not c2.call("stats")["drained"]:
+        failures.append("lb2's stats do not show drained")
+    time.sleep(0.5)
+    ok_sdrain = check_all(conns, "lb2 drained, still forwarding")
+    newc.phase = "lb2 undrained"
+    t0 = time.monotonic()
+    c2.call("undrain")
+    dt, p = wait_paths(conf, 2, 30)
+    log("undrain -> route back: %.0f ms (via %s)" % ((time.monotonic() - t0) * 1000, p))
+    c2.close()
+    time.sleep(0.5)
+    ok_sundrain = check_all(conns, "lb2 undrained")
+    summary["events"].append({"event": "lb2 drain/undrain (socket)",
+                              "withdraw_ms": round(sock_withdraw_ms),
+                              "spillwayd_withdraw_ms": res["hooks"]["bird"]["last_withdraw_ms"],
+                              "survived_drain": ok_sdrain, "survived_undrain": ok_sundrain})
 
     # ---- event 1: drain and stop lb1 (SIGTERM: withdraw, drain wait, stop)
     pid1 = int(open(lb1["pid_file"]).read())
@@ -210,7 +238,8 @@ def main():
     t1 = time.monotonic()
     subprocess.run(["bash", lb1["start"]], check=True)
     dt, p = wait_paths(conf, 2, 120)
-    log("lb1 started -> route re-announced: %.1f s (via %s)" % (dt, p))
+    announce_s = time.monotonic() - t1
+    log("lb1 started -> route re-announced: %.1f s (via %s)" % (announce_s, p))
     summary["bird_after_return"] = bird_routes(conf)
     rx2 = rx(lb1)
     ok_back = check_all(conns, "lb1 back in the ECMP group")
@@ -219,7 +248,7 @@ def main():
     rx3 = rx(lb1)
     moved = (rx3 or 0) - (rx2 or 0)
     log("packets through lb1 since it came back: %d" % moved)
-    summary["events"].append({"event": "lb1 back", "announce_s": round(time.monotonic() - t1, 2),
+    summary["events"].append({"event": "lb1 back", "announce_s": round(announce_s, 2),
                               "survived": ok_back2, "rx_lb1_after_return": moved})
     if moved == 0:
         failures.append("no long-lived connection moved back to lb1")
@@ -233,7 +262,8 @@ def main():
             failures.append("%d new connection(s) failed during %s" % (c["failed"], ph))
         if ph != "start" and c["ok"] == 0:
             failures.append("no new connection succeeded during %s" % ph)
-    for what, n in (("drain", ok_drain), ("stop", ok_stop), ("return", ok_back2)):
+    for what, n in (("lb2 socket drain", ok_sdrain), ("lb2 undrain", ok_sundrain),
+                    ("drain", ok_drain), ("stop", ok_stop), ("return", ok_back2)):
         if n != len(conns):
             failures.append("%d of %d long-lived connections broke across lb1's %s" % (
                 len(conns) - n, len(conns), what))
