@@ -114,10 +114,12 @@ is_vip(struct lb_xsk_vip_key *key, bool frag)
 /*
  * Walks the IPv6 extension headers after the fixed header. Returns the offset of the upper-layer
  * header and sets *proto, or -1 when a header is cut short or the chain is too long. *frag is set
- * for any fragment; a non-first fragment stops at its fragment header.
+ * to FRAG_FIRST or FRAG_LATER for a fragment; a later fragment stops at its fragment header.
  */
+enum { FRAG_NONE, FRAG_FIRST, FRAG_LATER };
+
 static __always_inline int
-walk_ip6(void *data, void *data_end, int off, __u8 *proto, bool *frag)
+walk_ip6(void *data, void *data_end, int off, __u8 *proto, __u8 *frag)
 {
 	__u8 nh = *proto;
 
@@ -156,10 +158,11 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, bool *frag)
 				off += sizeof(*f);
 				break;
 			}
-			*frag = true;
+			*frag = FRAG_FIRST;
 			nh = f->nexthdr;
 			off += sizeof(*f);
 			if (fo & IP6_FRAG_OFFSET) {
+				*frag = FRAG_LATER;
 				*proto = nh;
 				return off;
 			}
@@ -174,6 +177,74 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, bool *frag)
 			return -1;
 	}
 	return -1;
+}
+
+/*
+ * ICMP errors about a packet a backend sent from a VIP (fragmentation needed, packet too big,
+ * time exceeded, unreachable, parameter problem) belong to spillway, which matches them to the
+ * flow through the quoted header, as dataplane/parse.c does. off is the ICMP header's offset,
+ * proto ICMP or ICMPv6 under the matching IP version. Fills key with the quoted packet's source
+ * (the VIP), protocol and source port, *frag when the quoted packet is a later fragment (no
+ * ports). Returns false for anything else: informational ICMP (echo, ND), cut short, not TCP/UDP.
+ */
+static __always_inline bool
+icmp_error_key(void *data, void *data_end, int off, __u8 proto, struct lb_xsk_vip_key *key,
+	       bool *frag)
+{
+	__u8 *icmp = data + off;
+	__u8 type, inner;
+	__be16 *ports;
+
+	if ((void *)(icmp + 8) > data_end)
+		return false;
+	type = icmp[0];
+	off += 8;
+	if (proto == IPPROTO_ICMP && key->family == LB_XSK_AF_INET) {
+		struct iphdr *in = data + off;
+		int ihl;
+
+		if (type != 3 && type != 11 && type != 12)
+			return false;
+		if ((void *)(in + 1) > data_end)
+			return false;
+		ihl = in->ihl * 4;
+		if (in->version != 4 || ihl < (int)sizeof(*in))
+			return false;
+		__builtin_memcpy(key->addr, &in->saddr, 4);
+		inner = in->protocol;
+		*frag = (in->frag_off & bpf_htons(IP4_OFFSET)) != 0;
+		off += ihl;
+	} else if (proto == IPPROTO_ICMPV6 && key->family == LB_XSK_AF_INET6) {
+		struct ipv6hdr *in6 = data + off;
+		__u8 f = FRAG_NONE;
+
+		if (type < 1 || type > 4) /* 128 and up: echo, ND, MLD */
+			return false;
+		if ((void *)(in6 + 1) > data_end || in6->version != 6)
+			return false;
+		__builtin_memcpy(key->addr, &in6->saddr, 16);
+		inner = in6->nexthdr;
+		off = walk_ip6(data, data_end, off + sizeof(*in6), &inner, &f);
+		if (off < 0)
+			return false;
+		*frag = f == FRAG_LATER;
+	} else {
+		return false;
+	}
+	if (inner != IPPROTO_TCP && inner != IPPROTO_UDP)
+		return false;
+	key->proto = inner;
+	if (*frag) {
+		key->port = 0;
+		return true;
+	}
+	if (off > 0xFFFF)
+		return false;
+	ports = data + off;
+	if ((void *)(ports + 2) > data_end)
+		return false;
+	key->port = ports[0]; /* the quoted packet's source port: the VIP's */
+	return true;
 }
 
 SEC("xdp")
@@ -230,14 +301,25 @@ xsk_steer(struct xdp_md *ctx)
 			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
 		key.family = LB_XSK_AF_INET6;
 		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+		__u8 f = FRAG_NONE;
+
 		proto = ip6->nexthdr;
-		off = walk_ip6(data, data_end, off + sizeof(*ip6), &proto, &frag);
+		off = walk_ip6(data, data_end, off + sizeof(*ip6), &proto, &f);
 		if (off < 0)
 			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
+		frag = f != FRAG_NONE;
 	} else {
 		return count(LB_XSK_CNT_PASS_NOT_IP, XDP_PASS);
 	}
 
+	if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && !frag) {
+		bool qfrag = false;
+
+		if (icmp_error_key(data, data_end, off, proto, &key, &qfrag) &&
+		    is_vip(&key, qfrag))
+			goto steer;
+		return count(LB_XSK_CNT_PASS_NOT_L4, XDP_PASS);
+	}
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return count(LB_XSK_CNT_PASS_NOT_L4, XDP_PASS);
 	key.proto = proto;
@@ -271,6 +353,7 @@ xsk_steer(struct xdp_md *ctx)
 			return count(LB_XSK_CNT_PASS_NOT_VIP, XDP_PASS);
 	}
 
+steer:
 	if (test_mode)
 		return count(LB_XSK_CNT_REDIRECT, XDP_REDIRECT);
 	if (bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS) == XDP_REDIRECT)

@@ -356,6 +356,132 @@ test_xsk_steer_truncated(void **state)
 	}
 }
 
+/*
+ * An ICMP error a router sends to a VIP about a backend's reply (source VIP:vport, quoted with at
+ * least its ports): type/code, then the quoted header. quoted_l4 bytes of the quoted L4 header are
+ * kept (the source port first). later: the quoted packet is a later fragment.
+ */
+static void
+build_icmp_err(struct pkt *p, bool v6, uint8_t type, const uint8_t *vipa, uint8_t proto,
+	       uint16_t vport, int quoted_l4, bool later)
+{
+	uint8_t l4[8] = {0};
+
+	l4[0] = (uint8_t)(vport >> 8), l4[1] = (uint8_t)vport;
+	l4[2] = 0x9c, l4[3] = 0x40; /* client port 40000 */
+	p->len = 0;
+	if (!v6) {
+		put_eth(p, 0, ETH_IPV4);
+		put8(p, 0x45);
+		put8(p, 0);
+		put16(p, (uint16_t)(20 + 8 + 20 + quoted_l4));
+		put16(p, 1);
+		put16(p, 0x4000);
+		put8(p, 64);
+		put8(p, IP_ICMP);
+		put16(p, 0);
+		put(p, client4, 4); /* a router on the way back */
+		put(p, vipa, 4);
+		put8(p, type);
+		put8(p, 4); /* fragmentation needed */
+		put_zero(p, 4);
+		put16(p, 1400);
+		put8(p, 0x45);
+		put8(p, 0);
+		put16(p, 1500);
+		put16(p, 2);
+		put16(p, later ? 185 : 0x4000);
+		put8(p, 63);
+		put8(p, proto);
+		put16(p, 0);
+		put(p, vipa, 4);
+		put(p, client4, 4);
+	} else {
+		put_eth(p, 0, ETH_IPV6);
+		put8(p, 0x60);
+		put_zero(p, 3);
+		put16(p, 0);
+		put8(p, IP_ICMPV6);
+		put8(p, 64);
+		put(p, client6, 16);
+		put(p, vipa, 16);
+		put8(p, type);
+		put8(p, 0);
+		put_zero(p, 2);
+		put16(p, 0);
+		put16(p, 1400);
+		put8(p, 0x60);
+		put_zero(p, 3);
+		put16(p, 1440);
+		put8(p, later ? IP_FRAGMENT : proto);
+		put8(p, 63);
+		put(p, vipa, 16);
+		put(p, client6, 16);
+		if (later) {
+			put8(p, proto);
+			put8(p, 0);
+			put16(p, (uint16_t)(185 << 3));
+			put_zero(p, 4);
+		}
+	}
+	if (!later)
+		put(p, l4, (size_t)quoted_l4);
+}
+
+/*
+ * ICMP errors about a VIP's flow (fragmentation needed, time exceeded, packet too big) go to
+ * spillway, which finds the flow through the quoted header; others (echo, errors about another
+ * port, cut-short quotes) stay with the kernel.
+ */
+static void
+test_xsk_steer_icmp_errors(void **state)
+{
+	struct pkt p;
+
+	(void)state;
+	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 8, false);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, false, 11, vip4, IP_UDP, 53, 4, false);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, false, 12, anyport4, IP_TCP, 9999, 8, false);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, false, 3, vip4, IP_TCP, 444, 8, false); /* not a VIP port */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, false, 3, host4, IP_TCP, 22, 8, false); /* the host's own flow */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, false, 5, vip4, IP_TCP, 443, 8, false); /* redirect: not an error */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 3, false); /* ports cut short */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 8, true); /* later fragment: no port-0 entry */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, false, 3, anyport4, IP_TCP, 0, 0, true);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+
+	build_icmp_err(&p, true, 2, vip6, IP_TCP, 443, 8, false); /* packet too big */
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, true, 1, vip6, IP_UDP, 53, 4, false);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, true, 2, vip6, IP_TCP, 444, 8, false);
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	build_icmp_err(&p, true, 2, anyport6, IP_UDP, 0, 0, true);
+	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	build_icmp_err(&p, true, 129, vip6, IP_TCP, 443, 8, false); /* echo reply */
+	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+
+	/* Cut at every length: never a redirect until the quoted ports are whole. */
+	for (int v6 = 0; v6 < 2; v6++) {
+		uint32_t ip_end = ETH_HLEN + (v6 ? 40 : 20);
+
+		build_icmp_err(&p, v6, v6 ? 2 : 3, v6 ? vip6 : vip4, IP_TCP, 443, 8, false);
+		for (uint32_t len = ETH_HLEN; len < p.len - 4; len++)
+			expect(g_test, &p, len, XDP_PASS,
+			       len < ip_end ? LB_XSK_CNT_PASS_MALFORMED : LB_XSK_CNT_PASS_NOT_L4);
+		for (uint32_t len = p.len - 4; len <= p.len; len++)
+			expect(g_test, &p, len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
+	}
+}
+
 /* A bad IPv4 header length or IP version is malformed, not a VIP. */
 static void
 test_xsk_steer_bad_ip_header(void **state)
@@ -556,7 +682,7 @@ int
 main(void)
 {
 	struct lb_xsk_steer_opts topts = {.test_mode = true};
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 8];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 16];
 	size_t n = 0;
 	int rc;
 
@@ -588,6 +714,7 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_map_update);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_no_xsk_passes);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_frag_only_entry);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_icmp_errors);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_foreign_prog);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_maps_from_ifindex);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_xsk_steer_key_and_path);
