@@ -20,7 +20,7 @@
 #include "../dataplane/snapshot.h"
 #include "control.h"
 
-#define LB_BIRD_TIMEOUT_MS 2000 /* default bound on one exchange with BIRD */
+#define LB_BIRD_TIMEOUT_MS 2000      /* default bound on one exchange with BIRD */
 #define LB_BIRD_PROTO_V4 "spillway4" /* static protocol names in the include file */
 #define LB_BIRD_PROTO_V6 "spillway6"
 
@@ -60,7 +60,7 @@ struct lb_publish_hook lb_bird_hook(struct lb_bird *b);
  *   (the state is changed anyway and the tick retries until BIRD follows).
  */
 int lb_bird_drain(struct lb_bird *b, bool on, const struct lb_snapshot *live, char *err,
-		  size_t errlen);
+                  size_t errlen);
 
 /** Whether b is drained. */
 bool lb_bird_drained(const struct lb_bird *b);
@@ -95,6 +95,6 @@ size_t lb_bird_render(const struct lb_bird_prefix *p, uint32_t n, char *buf, siz
  *   BIRD's).
  */
 int lb_bird_command(const char *socket_path, const char *cmd, uint32_t timeout_ms, char *msg,
-		    size_t msglen);
+                    size_t msglen);
 
 #endif /* LB_BIRD_H */

@@ -1827,15 +1827,15 @@ drain_common(struct cli *cli, bool on)
 	if (res == NULL)
 		return rc;
 	bird = json_object_get(json_object_get(res, "hooks"), "bird");
-	printf("%s\n", on ? "drained: routes withdrawn, still forwarding"
-			  : "undrained: routes announced");
+	printf("%s\n",
+	       on ? "drained: routes withdrawn, still forwarding" : "undrained: routes announced");
 	if (bird != NULL) {
 		const json_t *err = json_object_get(bird, "last_error");
 
 		printf("bird: %lld prefix(es) announced%s\n", (long long)jint(bird, "announced"),
 		       json_is_true(json_object_get(bird, "pending"))
-			       ? ", BIRD not in step yet (retrying)"
-			       : "");
+		               ? ", BIRD not in step yet (retrying)"
+		               : "");
 		if (json_is_true(json_object_get(bird, "pending")) && json_is_string(err))
 			printf("bird: last error: %s\n", json_string_value(err));
 	}

@@ -33,40 +33,40 @@
 /* ---- configurations ---- */
 
 #define ENCAP                                                                                      \
-	"\"encap\": {\"source_v4\": \"10.0.0.1\", \"source_v6\": \"fd00::1\","                      \
+	"\"encap\": {\"source_v4\": \"10.0.0.1\", \"source_v6\": \"fd00::1\","                     \
 	" \"next_hop_mac\": \"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 251},"
 
 /* .1 twice (80 usable, 443 only draining), .2 weight 0 only, .3 down + active,
  * .4 no backends, fd00::10 any port (usable), fd00::11 down only. */
 #define CFG_MIXED                                                                                  \
-	"{" ENCAP " \"vips\": ["                                                                    \
+	"{" ENCAP " \"vips\": ["                                                                   \
 	"{\"address\": \"10.100.0.1\", \"port\": 443, \"protocol\": \"tcp\", \"backends\": ["      \
-	"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"}]},"                                  \
+	"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"}]},"                                \
 	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}, {\"address\": \"10.1.0.2\"}]},"         \
+	"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}, {\"address\": \"10.1.0.2\"}]},"       \
 	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\", \"weight\": 0}]},"               \
+	"  {\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\", \"weight\": 0}]},"             \
 	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"udp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\", \"weight\": 0}]},"                                            \
-	"{\"address\": \"10.100.0.4\", \"port\": 80, \"protocol\": \"tcp\"},"                        \
+	"  {\"address\": \"10.1.0.1\", \"weight\": 0}]},"                                          \
+	"{\"address\": \"10.100.0.4\", \"port\": 80, \"protocol\": \"tcp\"},"                      \
 	"{\"address\": \"fd00::10\", \"port\": 0, \"protocol\": \"udp\", \"backends\": ["          \
-	"  {\"address\": \"fd01::1\"}]},"                                                            \
+	"  {\"address\": \"fd01::1\"}]},"                                                          \
 	"{\"address\": \"fd00::11\", \"port\": 53, \"protocol\": \"udp\", \"backends\": ["         \
 	"  {\"address\": \"fd01::1\", \"state\": \"down\"}]}]}"
 
 /* A and B announced. */
 #define CFG_AB                                                                                     \
-	"{" ENCAP " \"vips\": ["                                                                    \
+	"{" ENCAP " \"vips\": ["                                                                   \
 	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}]},"                                                           \
+	"  {\"address\": \"10.1.0.1\"}]},"                                                         \
 	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
 	"  {\"address\": \"10.1.0.1\"}]}]}"
 
 /* B and C announced (A withdrawn, C new). */
 #define CFG_BC                                                                                     \
-	"{" ENCAP " \"vips\": ["                                                                    \
+	"{" ENCAP " \"vips\": ["                                                                   \
 	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}]},"                                                           \
+	"  {\"address\": \"10.1.0.1\"}]},"                                                         \
 	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
 	"  {\"address\": \"10.1.0.1\"}]}]}"
 
@@ -167,12 +167,12 @@ fake_serve(struct fake *f, int cfd)
 			continue; /* keep quiet until the client leaves */
 		if (mode == FAKE_OK)
 			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
-				 "0003 Reconfigured\n");
+			         "0003 Reconfigured\n");
 		else if (mode == FAKE_IN_PROGRESS)
 			say(cfd, "0004 Reconfiguration in progress\n");
 		else
 			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
-				 "8002 /run/spw.conf:3:9 syntax error, unexpected CF_SYM\n");
+			         "8002 /run/spw.conf:3:9 syntax error, unexpected CF_SYM\n");
 		return;
 	}
 }
@@ -280,7 +280,7 @@ static struct lb_bird *
 announcer(struct fake *f, uint32_t timeout_ms)
 {
 	struct lb_bird_params p = {
-		.include_path = f->include, .socket_path = f->sock, .timeout_ms = timeout_ms};
+	        .include_path = f->include, .socket_path = f->sock, .timeout_ms = timeout_ms};
 	struct lb_bird *b = lb_bird_create(&p);
 
 	assert_non_null(b);
@@ -334,10 +334,10 @@ test_bird_render_text(void **state)
 	len = lb_bird_render(p, n, text, sizeof(text));
 	assert_int_equal(len, strlen(text));
 	assert_non_null(strstr(text, "protocol static spillway4 {\n\tipv4;\n"
-				     "\troute 10.100.0.1/32 blackhole;\n"
-				     "\troute 10.100.0.3/32 blackhole;\n}\n"));
+	                             "\troute 10.100.0.1/32 blackhole;\n"
+	                             "\troute 10.100.0.3/32 blackhole;\n}\n"));
 	assert_non_null(strstr(text, "protocol static spillway6 {\n\tipv6;\n"
-				     "\troute fd00::10/128 blackhole;\n}\n"));
+	                             "\troute fd00::10/128 blackhole;\n}\n"));
 	/* Too small a buffer: cut, NUL-terminated, same length reported. */
 	assert_int_equal(lb_bird_render(p, n, small, sizeof(small)), len);
 	assert_int_equal(strlen(small), sizeof(small) - 1);
@@ -630,22 +630,22 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bird_prefixes_usable_only),
-		cmocka_unit_test(test_bird_render_text),
-		cmocka_unit_test_setup_teardown(test_bird_command_ok, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_command_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_command_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_command_not_bird, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_command_no_socket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_hook_writes_only_on_change, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_bird_hook_withdraw_before_announce_after,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_drain_and_undrain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_failure_retried_on_tick, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_hook_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
-		cmocka_unit_test(test_bird_create_rejects_bad_params),
+	        cmocka_unit_test(test_bird_prefixes_usable_only),
+	        cmocka_unit_test(test_bird_render_text),
+	        cmocka_unit_test_setup_teardown(test_bird_command_ok, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_command_refused, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_command_timeout, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_command_not_bird, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_command_no_socket, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_hook_writes_only_on_change, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_hook_withdraw_before_announce_after,
+	                                        setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_drain_and_undrain, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_failure_retried_on_tick, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_hook_timeout, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
+	        cmocka_unit_test(test_bird_create_rejects_bad_params),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
