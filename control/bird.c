@@ -657,7 +657,7 @@ lb_bird_stats(const struct lb_bird *b)
 	/* What BIRD has loaded from us; while pending, unknown (it may lag the file). */
 	json_object_set_new(o, "announced", json_integer(in_step ? (json_int_t)b->n_file : 0));
 	json_object_set_new(o, "prefixes", list);
-	json_object_set_new(o, "pending", json_boolean(!in_step && b->retry_at_ms != 0));
+	json_object_set_new(o, "pending", json_boolean(b->retry_at_ms != 0));
 	json_object_set_new(o, "writes", json_integer((json_int_t)b->writes));
 	json_object_set_new(o, "reloads", json_integer((json_int_t)b->reloads));
 	json_object_set_new(o, "errors", json_integer((json_int_t)b->failures));

@@ -571,10 +571,18 @@ ops_drain(void *arg, bool on)
 {
 	struct lb_control *c = arg;
 
-	drain_hooks(c, on);
-	fprintf(stderr, "spillwayd: %s\n",
-		on ? "drained: routes withdrawn, still forwarding" : "undrained: routes announced");
-	return json_pack("{s:b, s:o}", "drained", c->drained, "hooks", hooks_json(c));
+	if (!on && c->stop_ms != 0) {
+		/* Stopping after a signal: announcing again would attract traffic
+		 * the instance is about to drop. */
+		fprintf(stderr, "spillwayd: undrain ignored: stopping\n");
+	} else {
+		drain_hooks(c, on);
+		fprintf(stderr, "spillwayd: %s\n",
+			on ? "drained: routes withdrawn, still forwarding"
+			   : "undrained: routes announced");
+	}
+	return json_pack("{s:b, s:b, s:o}", "drained", c->drained, "stopping", c->stop_ms != 0,
+			 "hooks", hooks_json(c));
 }
 
 static char *
