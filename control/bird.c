@@ -88,12 +88,19 @@ uint32_t
 lb_bird_prefixes(const struct lb_snapshot *s, struct lb_bird_prefix *out, uint32_t max)
 {
 	uint32_t n = 0, k = 0;
+	/* VIPs with a draining backend: it still serves its established flows,
+	 * which a withdrawal would cut off (the router would have no route). */
+	uint8_t draining[LB_MAX_VIPS] = {0};
 
+	for (uint32_t b = 0; s != NULL && b < s->n_backends; b++)
+		if (s->backends[b].gen != 0 && s->backends[b].state == LB_BACKEND_DRAINING &&
+		    s->backends[b].vip_id < LB_MAX_VIPS)
+			draining[s->backends[b].vip_id] = 1;
 	for (uint32_t i = 0; s != NULL && i < s->n_vips && n < max; i++) {
 		const struct lb_vip *v = &s->vips[i];
 
 		/* n_active counts the backends in the table: active, weight > 0. */
-		if (v->n_active == 0)
+		if (v->n_active == 0 && !(v->id < LB_MAX_VIPS && draining[v->id]))
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].af = v->af;

@@ -73,7 +73,8 @@ json_t *lb_bird_stats(const struct lb_bird *b);
 
 /**
  * The prefixes a snapshot asks to announce: one per VIP address that has a VIP
- * with n_active > 0, sorted (IPv4 first, then by address), without duplicates.
+ * with n_active > 0 or a draining backend (its established flows still need
+ * the route), sorted (IPv4 first, then by address), without duplicates.
  *
  * @return how many were written to out (at most max).
  */

@@ -321,6 +321,26 @@ test_bird_prefixes_usable_only(void **state)
 	lb_snapshot_free(s);
 }
 
+/* An address whose backends are all draining stays announced: its established
+ * flows still need the route. Down-only and weight-0-only addresses do not. */
+static void
+test_bird_prefixes_draining_only(void **state)
+{
+	struct lb_snapshot *s = snap_of("{" ENCAP " \"vips\": ["
+		"{\"address\": \"10.100.0.7\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
+		"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"},"
+		"  {\"address\": \"10.1.0.2\", \"state\": \"down\"}]},"
+		"{\"address\": \"10.100.0.8\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
+		"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}]}]}");
+	struct lb_bird_prefix p[4];
+	char b[80];
+
+	(void)state;
+	assert_int_equal(lb_bird_prefixes(s, p, 4), 1);
+	assert_string_equal(pfx(&p[0], b), "10.100.0.7/32");
+	lb_snapshot_free(s);
+}
+
 static void
 test_bird_render_text(void **state)
 {
@@ -631,6 +651,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_bird_prefixes_usable_only),
+	        cmocka_unit_test(test_bird_prefixes_draining_only),
 	        cmocka_unit_test(test_bird_render_text),
 	        cmocka_unit_test_setup_teardown(test_bird_command_ok, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_command_refused, setup, teardown),
