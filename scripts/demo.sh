@@ -7,7 +7,12 @@
 #     print per-VIP, per-backend tables;
 #  2. drive spillwayd with spillgen over memif (pktgen/run-memif.sh): a steady
 #     Zipf phase, a hot key with 30% of the traffic, a rate step; print
-#     spillgen's per-backend table and the path of its load-over-time plot.
+#     spillgen's per-backend table and the path of its load-over-time plot;
+#  3. a shared NIC: spillwayd on AF_XDP with its XDP steering program, real
+#     TCP and UDP through IPIP/GUE to backends that answer the clients
+#     directly (DSR), backends added, removed and drained under long-lived
+#     connections, the balancer's own address reachable throughout
+#     (tests/integration/test_xdp_e2e.sh: a client, a router, five backends).
 # Everything it creates (namespaces, veths, processes) is removed at exit; the
 # plot and spillgen's results stay in a directory the script names.
 #
@@ -92,3 +97,13 @@ $PY scripts/demo_report.py --config "$WORK/demo.json" "$WORK/out.pcap" "$WORK/st
 echo
 echo "== part 2: spillgen <-> spillwayd over memif (steady Zipf, then a 30% hot key, then a rate step)"
 pktgen/run-memif.sh -b build -k
+
+echo
+echo "== part 3: a NIC shared with the kernel: AF_XDP + XDP steering, real TCP/UDP through DSR backends"
+rc=0
+tests/integration/test_xdp_e2e.sh build/spillwayd || rc=$?
+if [ "$rc" = 77 ]; then
+	echo "(part 3 skipped: this kernel lacks AF_XDP or network namespaces)"
+elif [ "$rc" != 0 ]; then
+	exit "$rc"
+fi
