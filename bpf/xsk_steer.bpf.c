@@ -123,7 +123,9 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, __u8 *frag)
 {
 	__u8 nh = *proto;
 
-	for (int i = 0; i < LB_XSK_IP6_EXT_MAX; i++) {
+	/* Up to LB_XSK_IP6_EXT_MAX extension headers, then the upper layer: one more pass. AH is
+	 * not walked (dataplane/parse.c does not either: such a packet is not the balancer's). */
+	for (int i = 0; i <= LB_XSK_IP6_EXT_MAX; i++) {
 		switch (nh) {
 		case IPPROTO_HOPOPTS:
 		case IPPROTO_ROUTING:
@@ -134,15 +136,6 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, __u8 *frag)
 				return -1;
 			nh = e->nexthdr;
 			off += ((int)e->hdrlen + 1) * 8;
-			break;
-		}
-		case IPPROTO_AH: {
-			struct ip6_ext *e = data + off;
-
-			if ((void *)(e + 1) > data_end)
-				return -1;
-			nh = e->nexthdr;
-			off += ((int)e->hdrlen + 2) * 4;
 			break;
 		}
 		case IPPROTO_FRAGMENT: {

@@ -53,7 +53,8 @@ int lb_xsk_maps_from_prog(int prog_fd, struct lb_xsk_maps *out);
 
 /**
  * The maps of the steering program attached to an interface (by DPDK's af_xdp PMD, given
- * xdp_prog=PATH). Needs CAP_SYS_ADMIN (or CAP_BPF + CAP_NET_ADMIN).
+ * xdp_prog=PATH). Needs CAP_SYS_ADMIN: the kernel allows BPF_PROG_GET_FD_BY_ID and
+ * BPF_MAP_GET_FD_BY_ID to CAP_SYS_ADMIN only.
  * @return 0, or -ENOENT (no XDP program attached, or attached in several modes), -EPROTO (the
  *         attached program is not spillway's steering program), another -errno.
  */

@@ -663,6 +663,15 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 		     LB_MAX_VIPS);
 		goto error;
 	}
+	if (vips != NULL &&
+	    (uint64_t)json_array_size(vips) * cfg->table_size > LB_MAGLEV_MAX_SLOTS) {
+		fail(&c, "maglev.table_size",
+		     "%zu VIPs x %u slots is over the budget of all Maglev tables (%llu slots, "
+		     "%llu MiB): use a smaller table_size or fewer VIPs",
+		     json_array_size(vips), cfg->table_size, (unsigned long long)LB_MAGLEV_MAX_SLOTS,
+		     (unsigned long long)(LB_MAGLEV_MAX_SLOTS * 2 >> 20));
+		goto error;
+	}
 	if (vips != NULL && json_array_size(vips) > 0) {
 		cfg->vips = calloc(json_array_size(vips), sizeof(*cfg->vips));
 		if (cfg->vips == NULL) {

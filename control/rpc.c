@@ -376,6 +376,13 @@ rpc_vip_add(struct txn *t, const json_t *params, struct outcome *out)
 		rc = fail(out, LB_RPC_ERR_LIMIT, "too many VIPs (at most %u)", LB_MAX_VIPS);
 		goto cleanup;
 	}
+	if ((uint64_t)(view(t)->n_vips + 1) * view(t)->table_size > LB_MAGLEV_MAX_SLOTS) {
+		rc = fail(out, LB_RPC_ERR_LIMIT,
+			  "too many VIPs for table_size %u (all Maglev tables together hold at "
+			  "most %llu slots)",
+			  view(t)->table_size, (unsigned long long)LB_MAGLEV_MAX_SLOTS);
+		goto cleanup;
+	}
 	cfg = edit(t);
 	if (cfg == NULL) {
 		rc = fail_oom(out);

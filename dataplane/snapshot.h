@@ -23,6 +23,9 @@
 #define LB_BACKEND_NONE 0xFFFFu /* Maglev slot / lookup result: no usable backend */
 #define LB_MAGLEV_DEFAULT_SIZE 65537u
 #define LB_MAGLEV_MAX_SIZE 1048573u /* largest prime below 2^20 */
+/* All VIPs' Maglev tables together: VIPs x table_size slots of 2 bytes, at most
+ * 2^28 slots (512 MiB per snapshot; twice that while a retired one waits). */
+#define LB_MAGLEV_MAX_SLOTS (1ull << 28)
 #define LB_GUE_DEFAULT_PORT 6080
 
 enum lb_key_mode {

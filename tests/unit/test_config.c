@@ -573,6 +573,34 @@ test_config_too_many_vips(void **state)
 	json_decref(root);
 }
 
+/* All tables together: VIPs x table_size <= LB_MAGLEV_MAX_SLOTS. At the largest
+ * table size (1048573) 256 VIPs fit and 257 are refused, naming the field. */
+static void
+test_config_table_budget(void **state)
+{
+	char err[ERR_LEN];
+	json_t *root = parse_sq("{" ENC ", 'maglev': {'table_size': 1048573}}");
+	json_t *vips = json_array();
+	struct lb_config *cfg;
+	uint32_t fit = (uint32_t)(LB_MAGLEV_MAX_SLOTS / 1048573);
+
+	(void)state;
+	assert_int_equal(fit, 256);
+	for (uint32_t i = 0; i < fit; i++)
+		json_array_append_new(vips, json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1",
+		                                      "port", (json_int_t)(i + 1), "protocol", "tcp"));
+	json_object_set_new(root, "vips", vips);
+	cfg = lb_config_from_json(root, err, sizeof(err));
+	if (cfg == NULL)
+		fail_msg("%u VIPs at the largest table size rejected: %s", fit, err);
+	lb_config_free(cfg);
+	json_array_append_new(vips, json_pack("{s:s, s:i, s:s}", "address", "203.0.113.2", "port",
+	                                      (json_int_t)80, "protocol", "tcp"));
+	assert_null(lb_config_from_json(root, err, sizeof(err)));
+	assert_error(err, "maglev.table_size", "over the budget");
+	json_decref(root);
+}
+
 /*
  * Backend limits: LB_MAX_BACKENDS memberships over all VIPs load, one more is
  * rejected naming the VIP's backends; a VIP with more than
@@ -830,6 +858,7 @@ main(void)
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_accepts_boundaries);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_too_many_vips);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_table_budget);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_too_many_backends);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_error_truncated);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_config_load_file_missing);

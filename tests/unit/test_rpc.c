@@ -1153,6 +1153,23 @@ fake_big(uint32_t n_vips, uint32_t per_vip)
 	return fake_new_cfg(cfg);
 }
 
+/* vip_add past the budget of all tables (VIPs x table_size) is refused. */
+static void
+test_rpc_limit_table_budget(void **state)
+{
+	uint32_t fit = (uint32_t)(LB_MAGLEV_MAX_SLOTS / 1048573);
+	struct fake *f = fake_big(fit, 0);
+	json_t *r;
+
+	(void)state;
+	f->cfg->table_size = 1048573;
+	r = rpc(f, REQ("vip_add", "{'address': '198.51.100.1', 'port': 80, 'protocol': 'tcp'}"));
+	assert_error(r, LB_RPC_ERR_LIMIT, "too many VIPs for table_size 1048573");
+	json_decref(r);
+	assert_int_equal(f->apply_calls, 0);
+	fake_free(f);
+}
+
 static void
 test_rpc_limit_vips(void **state)
 {
@@ -2239,6 +2256,7 @@ main(void)
 	tests[n++] = T(test_rpc_config_save);
 	tests[n++] = T(test_rpc_apply_fails);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_rpc_limit_vips);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_rpc_limit_table_budget);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_rpc_limit_backends);
 	tests[n++] = T(test_rpc_limit_batch);
 	tests[n++] = T(test_rpc_ids_echoed);
