@@ -25,15 +25,8 @@
 #define SKIP_TWEAK_K0 0x6d61676c65762d73ULL   /* "maglev-s" */
 #define SKIP_TWEAK_K1 0x6b69702d2d2d6832ULL   /* "kip---h2" */
 
-/* Candidate slots tested per probe step; the stride table holds 1..W skips. */
-#ifndef PROBE_WIDTH
+/* Candidate slots tested per probe step; mult[] holds 1 .. PROBE_WIDTH skips. */
 #define PROBE_WIDTH 4
-#endif
-
-/* The scan takes over with about sqrt(M / TAIL_FACTOR) slots left; see tail_slots. */
-#ifndef TAIL_FACTOR
-#define TAIL_FACTOR 2
-#endif
 
 /* End of a calendar bucket list; backend indices are < 65535. */
 #define NIL 0xFFFFu
@@ -181,13 +174,17 @@ assign_quotas(const uint32_t *weight, uint32_t na, uint32_t m, uint32_t *quota)
  * round wait in that round's FIFO list, in sorted order at the start; after a
  * turn a backend computes its next round Bresenham-style (no division) and
  * appends itself there. Total work is M turns plus the permutation probes.
+ *
+ * Per-backend state the walk touches on every turn is kept apart from the
+ * calendar bookkeeping: cur[i] and the four stride multiples mult[4i .. 4i+3]
+ * (16 bytes, one load each), so a turn reads little besides the bitmap.
  */
 struct fill {
 	uint32_t na;
 	uint32_t m;
 	uint32_t qmax;
-	uint32_t *cur;    /* next permutation slot to try */
-	uint64_t *stride; /* per backend: 1 .. PROBE_WIDTH skips, mod M */
+	uint32_t *cur;  /* next permutation slot to try */
+	uint32_t *mult; /* per backend: 1 .. PROBE_WIDTH skips, mod M */
 	uint32_t *quota;
 	uint32_t *left;     /* turns still to take */
 	uint32_t *step_div; /* Q / quota */
@@ -200,26 +197,32 @@ struct fill {
 	uint64_t *claimed; /* bitmap of taken slots */
 	/* Tail phase: the last tail_slots slots are found by nearest_free. */
 	uint32_t tail_slots;
-	uint32_t nfree;       /* entries in free_slots; 0 before the tail */
+	uint32_t nfree;       /* entries in free_slots */
 	uint32_t *free_slots; /* unclaimed slots, unordered */
-	uint32_t *inv;        /* per backend: skip^-1 mod M, 0 until needed */
-	uint64_t mu;          /* Barrett constant for M */
+	uint64_t *rank;       /* per backend: floor(skip^-1 * 2^64 / M), 0 until needed */
 };
 
 /*
  * Where the fill switches from walking permutations to nearest_free: with F
- * slots free a walk costs about M / F probes and a scan F Barrett reductions,
- * about twice a probe's cost, so they cross near F = sqrt(M / 2). Measured:
- * the build time is flat within noise for TAIL_FACTOR from 1 to 8.
+ * slots free a walk costs about M / F probes and a scan F steps; the scan step
+ * (one multiply, no reduction) costs about as much as a probe, so they cross
+ * near F = sqrt(M * TAIL_NUM / TAIL_DEN).
  */
+#ifndef TAIL_NUM
+#define TAIL_NUM 1
+#endif
+#ifndef TAIL_DEN
+#define TAIL_DEN 1
+#endif
+
 static uint32_t
 tail_slots(uint32_t m)
 {
-	uint32_t t = 1;
+	uint64_t t = 1;
 
-	while ((uint64_t)t * t * TAIL_FACTOR < m)
+	while (t * t * TAIL_DEN < (uint64_t)m * TAIL_NUM)
 		t++;
-	return t;
+	return t < m ? (uint32_t)t : m;
 }
 
 static inline uint64_t
@@ -236,24 +239,31 @@ is_free(const uint64_t *claimed, uint64_t c)
 }
 
 /*
- * First unclaimed slot after c (itself claimed) in the permutation with strides
- * st: test PROBE_WIDTH candidates per step, so the loads overlap and one branch
- * covers them. Quotas sum to M, so an unclaimed slot is always ahead.
+ * First unclaimed slot after c (itself claimed) in the permutation with stride
+ * multiples st: test four candidates per step, so the loads overlap and one
+ * branch covers them, and pick the first free one without a branch. Quotas sum
+ * to M, so an unclaimed slot is always ahead.
  */
-static uint64_t
-probe(const uint64_t *claimed, uint64_t c, const uint64_t *st, uint64_t m)
+static inline uint64_t
+probe(const uint64_t *claimed, uint64_t c, const uint32_t *st, uint64_t m)
 {
-	for (;;) {
-		uint64_t cand[PROBE_WIDTH];
-		unsigned int mask = 0;
+	const uint64_t s1 = st[0], s2 = st[1], s3 = st[2], s4 = st[3];
 
-		for (int k = 0; k < PROBE_WIDTH; k++)
-			cand[k] = step(c, st[k], m);
-		for (int k = 0; k < PROBE_WIDTH; k++)
-			mask |= (unsigned int)is_free(claimed, cand[k]) << k;
-		if (mask)
-			return cand[__builtin_ctz(mask)];
-		c = cand[PROBE_WIDTH - 1];
+	for (;;) {
+		uint64_t c1 = step(c, s1, m), c2 = step(c, s2, m);
+		uint64_t c3 = step(c, s3, m), c4 = step(c, s4, m);
+		uint64_t f1 = is_free(claimed, c1), f2 = is_free(claimed, c2);
+		uint64_t f3 = is_free(claimed, c3), f4 = is_free(claimed, c4);
+
+		if (f1 | f2 | f3 | f4) {
+			uint64_t r = c4;
+
+			r = f3 ? c3 : r;
+			r = f2 ? c2 : r;
+			r = f1 ? c1 : r;
+			return r;
+		}
+		c = c4;
 	}
 }
 
@@ -277,38 +287,33 @@ inverse_mod(uint32_t a, uint32_t m)
 	return (uint32_t)(t < 0 ? t + m : t);
 }
 
-/* x mod m for any 64-bit x, by Barrett reduction with mu = floor((2^64 - 1) / m). */
-static inline uint64_t
-reduce(uint64_t x, uint64_t m, uint64_t mu)
-{
-	uint64_t q = (uint64_t)(((unsigned __int128)x * mu) >> 64);
-	uint64_t r = x - q * m;
-
-	while (r >= m)
-		r -= m;
-	return r;
-}
-
 /*
  * The tail of the fill, where walking a permutation to the next unclaimed slot
- * costs about M / F probes with F slots left. Instead, compute for every free
- * slot how far along backend i's permutation it lies from c: slot c + d * skip
- * has distance d = (slot - c) * skip^-1 mod M. The nearest free slot is exactly
- * the one the walk would reach first, for O(F) work. Returns the index in free.
+ * costs about M / F probes with F slots left. Instead, find among the free
+ * slots the one nearest along backend i's permutation from c: slot c + d * skip
+ * lies at distance d = x * skip^-1 mod M, x = slot - c mod M. Ranking by
+ * x * rank mod 2^64, rank = floor(skip^-1 * 2^64 / M), orders the same way
+ * without a reduction: x * rank = d * 2^64 / M - e with 0 <= e < x < M, the
+ * values for distinct d lie 2^64 / M > M apart, and d = 0 only for x = 0. So
+ * the minimum is exactly the slot the walk would reach first, for O(F) work.
+ * Returns the index in free_slots.
  */
 static uint32_t
-nearest_free(const uint32_t *free_slots, uint32_t nfree, uint64_t c, uint64_t inv, uint64_t m,
-             uint64_t mu)
+nearest_free(const uint32_t *free_slots, uint32_t nfree, uint64_t c, uint64_t rank, uint64_t m)
 {
 	uint64_t best = UINT64_MAX;
 	uint32_t at = 0;
 
 	for (uint32_t k = 0; k < nfree; k++) {
 		uint64_t s = free_slots[k];
-		uint64_t d = reduce((s >= c ? s - c : s + m - c) * inv, m, mu);
+		uint64_t x = s - c;
+		uint64_t key;
 
-		if (d < best) {
-			best = d;
+		if (s < c)
+			x += m;
+		key = x * rank;
+		if (key < best) {
+			best = key;
 			at = k;
 		}
 	}
@@ -336,29 +341,56 @@ collect_free(const uint64_t *claimed, uint64_t m, uint32_t *free_slots)
 	return n;
 }
 
-/* Backend i takes the first unclaimed slot at or after cur[i] in its permutation. */
-static uint64_t
-claim(struct fill *f, uint32_t i)
+/* Walk phase: backend i takes the first unclaimed slot at or after cur[i]. */
+static inline uint64_t
+claim_walk(struct fill *f, uint32_t i)
 {
 	const uint64_t m = f->m;
-	const uint64_t *st = &f->stride[PROBE_WIDTH * (size_t)i];
+	const uint32_t *st = &f->mult[PROBE_WIDTH * (size_t)i];
 	uint64_t *claimed = f->claimed;
 	uint64_t c = f->cur[i]; /* 64-bit so c + skip cannot wrap for M near 2^32 */
+	uint64_t w = claimed[c >> 6];
 
-	if (f->nfree) {
-		uint32_t k;
-
-		if (!f->inv[i])
-			f->inv[i] = inverse_mod((uint32_t)st[0], f->m);
-		k = nearest_free(f->free_slots, f->nfree, c, f->inv[i], m, f->mu);
-		c = f->free_slots[k];
-		f->free_slots[k] = f->free_slots[--f->nfree];
-	} else if (claimed[c >> 6] & (1ULL << (c & 63))) {
+	if (w >> (c & 63) & 1) {
 		c = probe(claimed, c, st, m);
+		w = claimed[c >> 6];
 	}
-	claimed[c >> 6] |= 1ULL << (c & 63);
+	claimed[c >> 6] = w | 1ULL << (c & 63);
 	f->cur[i] = (uint32_t)step(c, st[0], m);
 	return c;
+}
+
+/* Tail phase: the same answer, from the list of free slots. */
+static uint64_t
+claim_tail(struct fill *f, uint32_t i)
+{
+	const uint64_t m = f->m;
+	uint64_t c = f->cur[i];
+	uint32_t k;
+
+	if (!f->rank[i]) {
+		uint64_t inv = inverse_mod(f->mult[PROBE_WIDTH * (size_t)i], f->m);
+
+		/* inv < M, so the quotient is below 2^64 and not 0. */
+		f->rank[i] = (uint64_t)(((unsigned __int128)inv << 64) / m);
+	}
+	k = nearest_free(f->free_slots, f->nfree, c, f->rank[i], m);
+	c = f->free_slots[k];
+	f->free_slots[k] = f->free_slots[--f->nfree];
+	f->claimed[c >> 6] |= 1ULL << (c & 63);
+	f->cur[i] = (uint32_t)step(c, f->mult[PROBE_WIDTH * (size_t)i], m);
+	return c;
+}
+
+/* One turn of backend i; turn counts the turns taken so far. */
+static inline uint64_t
+claim(struct fill *f, uint32_t i, uint32_t turn)
+{
+	if (turn < f->m - f->tail_slots)
+		return claim_walk(f, i);
+	if (turn == f->m - f->tail_slots)
+		f->nfree = collect_free(f->claimed, f->m, f->free_slots);
+	return claim_tail(f, i);
 }
 
 static void
@@ -380,17 +412,14 @@ bucket_append(struct fill *f, uint32_t round, uint16_t i)
 static void
 run_fill_even(struct fill *f, uint16_t *table)
 {
-	uint32_t unclaimed = f->m;
+	uint32_t turn = 0;
 
-	f->nfree = 0;
 	for (uint32_t r = 0; r < f->qmax; r++) {
 		for (uint32_t i = 0; i < f->na; i++) {
 			if (f->quota[i] <= r)
 				continue;
-			if (unclaimed == f->tail_slots)
-				f->nfree = collect_free(f->claimed, f->m, f->free_slots);
-			table[claim(f, i)] = f->ids[i];
-			unclaimed--;
+			table[claim(f, i, turn)] = f->ids[i];
+			turn++;
 		}
 	}
 }
@@ -398,7 +427,7 @@ run_fill_even(struct fill *f, uint16_t *table)
 static void
 run_fill(struct fill *f, uint16_t *table)
 {
-	uint32_t unclaimed = f->m;
+	uint32_t turn = 0;
 
 	for (uint32_t r = 0; r < f->qmax; r++)
 		f->head[r] = NIL;
@@ -407,17 +436,14 @@ run_fill(struct fill *f, uint16_t *table)
 		if (f->quota[i])
 			bucket_append(f, 0, (uint16_t)i);
 	}
-	f->nfree = 0;
 	for (uint32_t r = 0; r < f->qmax; r++) {
 		uint16_t i = f->head[r];
 
 		while (i != NIL) {
 			uint16_t next = f->link[i];
 
-			if (unclaimed == f->tail_slots)
-				f->nfree = collect_free(f->claimed, f->m, f->free_slots);
-			table[claim(f, i)] = f->ids[i];
-			unclaimed--;
+			table[claim(f, i, turn)] = f->ids[i];
+			turn++;
 			if (--f->left[i]) {
 				/* Next turn: round floor((k + 1) * Q / quota), carried. */
 				uint32_t nr = r + f->step_div[i];
@@ -481,7 +507,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	f.m = table_size;
 	weight = malloc(sizeof(*weight) * na);
 	f.cur = malloc(sizeof(*f.cur) * na);
-	f.stride = malloc(sizeof(*f.stride) * PROBE_WIDTH * (size_t)na);
+	f.mult = malloc(sizeof(*f.mult) * PROBE_WIDTH * (size_t)na);
 	f.quota = malloc(sizeof(*f.quota) * na);
 	f.left = malloc(sizeof(*f.left) * na);
 	f.step_div = malloc(sizeof(*f.step_div) * na);
@@ -490,7 +516,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	f.ids = malloc(sizeof(*f.ids) * na);
 	f.link = malloc(sizeof(*f.link) * na);
 	f.claimed = calloc(((size_t)table_size + 63) / 64, sizeof(*f.claimed));
-	if (!weight || !f.cur || !f.stride || !f.quota || !f.left || !f.step_div || !f.step_rem ||
+	if (!weight || !f.cur || !f.mult || !f.quota || !f.left || !f.step_div || !f.step_rem ||
 	    !f.err || !f.ids || !f.link || !f.claimed)
 		goto out;
 
@@ -500,7 +526,8 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	k_skip.k1 = key->k1 ^ SKIP_TWEAK_K1;
 	for (uint32_t i = 0, j = 0; i < n; i++) {
 		const struct lb_maglev_backend *b = sorted[i];
-		uint64_t h1, h2, *st;
+		uint64_t h1, h2;
+		uint32_t *st;
 
 		if (!b->weight)
 			continue;
@@ -508,10 +535,10 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 		h2 = lb_hash_bytes(&k_skip, b->identity, b->identity_len);
 		/* M prime and 1 <= skip < M: the permutation visits every slot. */
 		f.cur[j] = (uint32_t)(h1 % table_size);
-		st = &f.stride[PROBE_WIDTH * (size_t)j];
-		st[0] = h2 % (table_size - 1) + 1;
+		st = &f.mult[PROBE_WIDTH * (size_t)j];
+		st[0] = (uint32_t)(h2 % (table_size - 1) + 1);
 		for (int k = 1; k < PROBE_WIDTH; k++)
-			st[k] = step(st[k - 1], st[0], table_size);
+			st[k] = (uint32_t)step(st[k - 1], st[0], table_size);
 		f.ids[j] = b->id;
 		weight[j] = b->weight;
 		j++;
@@ -529,12 +556,11 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 		}
 	}
 	f.tail_slots = tail_slots(table_size);
-	f.mu = UINT64_MAX / table_size;
-	f.inv = calloc(na, sizeof(*f.inv));
+	f.rank = calloc(na, sizeof(*f.rank));
 	f.free_slots = malloc(sizeof(*f.free_slots) * (f.tail_slots ? f.tail_slots : 1));
 	f.head = malloc(sizeof(*f.head) * f.qmax);
 	f.tail = malloc(sizeof(*f.tail) * f.qmax);
-	if (!f.inv || !f.free_slots || !f.head || !f.tail)
+	if (!f.rank || !f.free_slots || !f.head || !f.tail)
 		goto out;
 
 	if (even)
@@ -546,7 +572,7 @@ out:
 	free(sorted);
 	free(weight);
 	free(f.cur);
-	free(f.stride);
+	free(f.mult);
 	free(f.quota);
 	free(f.left);
 	free(f.step_div);
@@ -557,7 +583,7 @@ out:
 	free(f.head);
 	free(f.tail);
 	free(f.claimed);
-	free(f.inv);
+	free(f.rank);
 	free(f.free_slots);
 	return ret;
 }
