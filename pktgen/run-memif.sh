@@ -86,8 +86,8 @@ trap 'exit 130' INT TERM
 free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
 if [ -n "${EAL_MEM:-}" ]; then
 	MEM=$EAL_MEM
-elif [ "$free" -ge 512 ] && [ "$(spw_eal_mem)" = "-m 512" ]; then
-	MEM="-m 256"
+elif [ "$free" -ge 512 ] && [ "$(spw_eal_mem)" != "--no-huge -m 512" ]; then
+	MEM="-m 256 --huge-unlink"
 else
 	MEM="--no-huge -m 512"
 fi
