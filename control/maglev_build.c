@@ -10,11 +10,17 @@
  * answer as the walk. Every step depends only on the sorted membership and key.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "maglev_build.h"
 #include "../dataplane/snapshot.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PROBE 1
+#endif
 
 /*
  * Tweaks that turn the configured key into the two permutation keys. They are
@@ -25,8 +31,8 @@
 #define SKIP_TWEAK_K0 0x6d61676c65762d73ULL   /* "maglev-s" */
 #define SKIP_TWEAK_K1 0x6b69702d2d2d6832ULL   /* "kip---h2" */
 
-/* Candidate slots tested per probe step; mult[] holds 1 .. PROBE_WIDTH skips. */
-#define PROBE_WIDTH 4
+/* mult[] holds 1 .. MULTS skips per backend: 4 used by the scalar probe, 8 by AVX2, 16 by AVX-512. */
+#define MULTS 16
 
 /* End of a calendar bucket list; backend indices are < 65535. */
 #define NIL 0xFFFFu
@@ -156,7 +162,13 @@ assign_quotas(const uint32_t *weight, uint32_t na, uint32_t m, uint32_t *quota)
 	left = (uint32_t)(m - given);
 
 	if (left) {
-		qsort(rems, na, sizeof(*rems), cmp_remainder);
+		int same = 1;
+
+		for (uint32_t i = 1; i < na && same; i++)
+			same = rems[i].rem == rems[0].rem;
+		/* All remainders equal (equal weights): the order is already identity order. */
+		if (!same)
+			qsort(rems, na, sizeof(*rems), cmp_remainder);
 		for (uint32_t i = 0; i < left; i++)
 			quota[rems[i].idx]++;
 	}
@@ -184,7 +196,7 @@ struct fill {
 	uint32_t m;
 	uint32_t qmax;
 	uint32_t *cur;  /* next permutation slot to try */
-	uint32_t *mult; /* per backend: 1 .. PROBE_WIDTH skips, mod M */
+	uint32_t *mult; /* per backend: 1 .. MULTS skips, mod M */
 	uint32_t *quota;
 	uint32_t *left;     /* turns still to take */
 	uint32_t *step_div; /* Q / quota */
@@ -197,6 +209,7 @@ struct fill {
 	uint64_t *claimed; /* bitmap of taken slots */
 	/* Tail phase: the last tail_slots slots are found by nearest_free. */
 	uint32_t tail_slots;
+	unsigned int width; /* candidates per probe step: 4, 8 (probe8) or 16 (probe16) */
 	uint32_t nfree;       /* entries in free_slots */
 	uint32_t *free_slots; /* unclaimed slots, unordered */
 	uint64_t *rank;       /* per backend: floor(skip^-1 * 2^64 / M), 0 until needed */
@@ -266,6 +279,69 @@ probe(const uint64_t *claimed, uint64_t c, const uint32_t *st, uint64_t m)
 		c = c4;
 	}
 }
+
+#ifdef HAVE_AVX2_PROBE
+/*
+ * probe with AVX2: eight candidates c + s .. c + 8s per step, the bitmap read
+ * as 32-bit words by one gather. Needs c + 8s < 2^32, so M <= 2^31.
+ */
+__attribute__((target("avx2"))) static uint64_t
+probe8(const uint64_t *claimed, uint64_t c, const uint32_t *st, uint64_t m)
+{
+	const int *words = (const int *)claimed; /* little-endian: bit c of word c >> 5 */
+	const __m256i vs = _mm256_loadu_si256((const __m256i *)st);
+	const __m256i vm = _mm256_set1_epi32((int)m);
+	const __m256i v31 = _mm256_set1_epi32(31);
+	const uint64_t s8 = st[7];
+
+	for (;;) {
+		__m256i p = _mm256_add_epi32(_mm256_set1_epi32((int)c), vs);
+		__m256i w, t;
+		unsigned int free_mask;
+
+		p = _mm256_min_epu32(p, _mm256_sub_epi32(p, vm));
+		w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(p, 5), 4);
+		t = _mm256_slli_epi32(_mm256_srlv_epi32(w, _mm256_and_si256(p, v31)), 31);
+		free_mask = ~(unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(t)) & 0xffu;
+		if (free_mask) {
+			uint32_t lanes[8];
+
+			_mm256_storeu_si256((__m256i *)lanes, p);
+			return lanes[__builtin_ctz(free_mask)];
+		}
+		c = step(c, s8, m);
+	}
+}
+/* probe with AVX-512: sixteen candidates per step. Same conditions as probe8. */
+__attribute__((target("avx512f"))) static uint64_t
+probe16(const uint64_t *claimed, uint64_t c, const uint32_t *st, uint64_t m)
+{
+	const int *words = (const int *)claimed;
+	const __m512i vs = _mm512_loadu_si512((const void *)st);
+	const __m512i vm = _mm512_set1_epi32((int)m);
+	const __m512i v31 = _mm512_set1_epi32(31);
+	const __m512i one = _mm512_set1_epi32(1);
+	const uint64_t s16 = st[15];
+
+	for (;;) {
+		__m512i p = _mm512_add_epi32(_mm512_set1_epi32((int)c), vs);
+		__m512i w;
+		__mmask16 free_mask;
+
+		p = _mm512_min_epu32(p, _mm512_sub_epi32(p, vm));
+		w = _mm512_i32gather_epi32(_mm512_srli_epi32(p, 5), words, 4);
+		w = _mm512_srlv_epi32(w, _mm512_and_si512(p, v31));
+		free_mask = _mm512_testn_epi32_mask(w, one);
+		if (free_mask) {
+			uint32_t lanes[16];
+
+			_mm512_storeu_si512((void *)lanes, p);
+			return lanes[__builtin_ctz(free_mask)];
+		}
+		c = step(c, s16, m);
+	}
+}
+#endif
 
 /* Inverse of a mod m (m prime, 0 < a < m) by the extended Euclidean algorithm. */
 static uint32_t
@@ -341,22 +417,34 @@ collect_free(const uint64_t *claimed, uint64_t m, uint32_t *free_slots)
 	return n;
 }
 
-/* Walk phase: backend i takes the first unclaimed slot at or after cur[i]. */
-static inline uint64_t
-claim_walk(struct fill *f, uint32_t i)
+/*
+ * Walk phase: backend i takes the first unclaimed slot at or after cur[i].
+ * Arguments rather than struct fields, so the loop keeps them in registers
+ * (the stores to cur[] and claimed[] could otherwise alias the fields).
+ */
+static inline __attribute__((always_inline)) uint64_t
+claim_walk(uint64_t *claimed, uint32_t *cur, const uint32_t *mult, uint64_t m,
+           unsigned int width, uint32_t i)
 {
-	const uint64_t m = f->m;
-	const uint32_t *st = &f->mult[PROBE_WIDTH * (size_t)i];
-	uint64_t *claimed = f->claimed;
-	uint64_t c = f->cur[i]; /* 64-bit so c + skip cannot wrap for M near 2^32 */
+	const uint32_t *st = &mult[MULTS * (size_t)i];
+	uint64_t c = cur[i]; /* 64-bit so c + skip cannot wrap for M near 2^32 */
 	uint64_t w = claimed[c >> 6];
 
 	if (w >> (c & 63) & 1) {
-		c = probe(claimed, c, st, m);
+#ifdef HAVE_AVX2_PROBE
+		if (width == 16)
+			c = probe16(claimed, c, st, m);
+		else if (width == 8)
+			c = probe8(claimed, c, st, m);
+		else
+#else
+		(void)width;
+#endif
+			c = probe(claimed, c, st, m);
 		w = claimed[c >> 6];
 	}
 	claimed[c >> 6] = w | 1ULL << (c & 63);
-	f->cur[i] = (uint32_t)step(c, st[0], m);
+	cur[i] = (uint32_t)step(c, st[0], m);
 	return c;
 }
 
@@ -369,7 +457,7 @@ claim_tail(struct fill *f, uint32_t i)
 	uint32_t k;
 
 	if (!f->rank[i]) {
-		uint64_t inv = inverse_mod(f->mult[PROBE_WIDTH * (size_t)i], f->m);
+		uint64_t inv = inverse_mod(f->mult[MULTS * (size_t)i], f->m);
 
 		/* inv < M, so the quotient is below 2^64 and not 0. */
 		f->rank[i] = (uint64_t)(((unsigned __int128)inv << 64) / m);
@@ -378,17 +466,19 @@ claim_tail(struct fill *f, uint32_t i)
 	c = f->free_slots[k];
 	f->free_slots[k] = f->free_slots[--f->nfree];
 	f->claimed[c >> 6] |= 1ULL << (c & 63);
-	f->cur[i] = (uint32_t)step(c, f->mult[PROBE_WIDTH * (size_t)i], m);
+	f->cur[i] = (uint32_t)step(c, f->mult[MULTS * (size_t)i], m);
 	return c;
 }
 
 /* One turn of backend i; turn counts the turns taken so far. */
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 claim(struct fill *f, uint32_t i, uint32_t turn)
 {
-	if (turn < f->m - f->tail_slots)
-		return claim_walk(f, i);
-	if (turn == f->m - f->tail_slots)
+	const uint32_t walk_end = f->m - f->tail_slots;
+
+	if (turn < walk_end)
+		return claim_walk(f->claimed, f->cur, f->mult, f->m, f->width, i);
+	if (turn == walk_end)
 		f->nfree = collect_free(f->claimed, f->m, f->free_slots);
 	return claim_tail(f, i);
 }
@@ -412,13 +502,32 @@ bucket_append(struct fill *f, uint32_t round, uint16_t i)
 static void
 run_fill_even(struct fill *f, uint16_t *table)
 {
+	uint64_t *const claimed = f->claimed;
+	uint32_t *const cur = f->cur;
+	const uint32_t *const mult = f->mult;
+	const uint16_t *const ids = f->ids;
+	const uint64_t m = f->m;
+	const unsigned int width = f->width;
+	const uint32_t na = f->na, qmax = f->qmax, walk_end = f->m - f->tail_slots;
 	uint32_t turn = 0;
 
-	for (uint32_t r = 0; r < f->qmax; r++) {
-		for (uint32_t i = 0; i < f->na; i++) {
-			if (f->quota[i] <= r)
+	for (uint32_t r = 0; r < qmax; r++) {
+		/* Only the last round has backends (quota Q - 1) sitting out. */
+		const bool last = r + 1 == qmax;
+
+		for (uint32_t i = 0; i < na; i++) {
+			uint64_t c;
+
+			if (last && f->quota[i] <= r)
 				continue;
-			table[claim(f, i, turn)] = f->ids[i];
+			if (turn < walk_end) {
+				c = claim_walk(claimed, cur, mult, m, width, i);
+			} else {
+				if (turn == walk_end)
+					f->nfree = collect_free(claimed, m, f->free_slots);
+				c = claim_tail(f, i);
+			}
+			table[c] = ids[i];
 			turn++;
 		}
 	}
@@ -458,6 +567,39 @@ run_fill(struct fill *f, uint16_t *table)
 			i = next;
 		}
 	}
+}
+
+static unsigned int width_cap; /* lb_maglev_probe_width_cap; 0: no cap */
+
+unsigned int
+lb_maglev_probe_width_cap(unsigned int width)
+{
+	unsigned int old = width_cap;
+
+	width_cap = width;
+	return old;
+}
+
+/* The widest probe this CPU runs, within the cap; the table does not depend on it. */
+static unsigned int
+probe_width(uint32_t m)
+{
+	unsigned int w = 4;
+
+#ifdef HAVE_AVX2_PROBE
+	/* The vector probes add in 32-bit lanes: c + 16 skips must stay below 2^32. */
+	if (m <= 1u << 31) {
+		if (__builtin_cpu_supports("avx512f"))
+			w = 16;
+		else if (__builtin_cpu_supports("avx2"))
+			w = 8;
+	}
+#else
+	(void)m;
+#endif
+	while (width_cap && w > width_cap && w > 4)
+		w /= 2;
+	return w;
 }
 
 int
@@ -507,7 +649,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 	f.m = table_size;
 	weight = malloc(sizeof(*weight) * na);
 	f.cur = malloc(sizeof(*f.cur) * na);
-	f.mult = malloc(sizeof(*f.mult) * PROBE_WIDTH * (size_t)na);
+	f.mult = malloc(sizeof(*f.mult) * MULTS * (size_t)na);
 	f.quota = malloc(sizeof(*f.quota) * na);
 	f.left = malloc(sizeof(*f.left) * na);
 	f.step_div = malloc(sizeof(*f.step_div) * na);
@@ -535,9 +677,9 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 		h2 = lb_hash_bytes(&k_skip, b->identity, b->identity_len);
 		/* M prime and 1 <= skip < M: the permutation visits every slot. */
 		f.cur[j] = (uint32_t)(h1 % table_size);
-		st = &f.mult[PROBE_WIDTH * (size_t)j];
+		st = &f.mult[MULTS * (size_t)j];
 		st[0] = (uint32_t)(h2 % (table_size - 1) + 1);
-		for (int k = 1; k < PROBE_WIDTH; k++)
+		for (int k = 1; k < MULTS; k++)
 			st[k] = (uint32_t)step(st[k - 1], st[0], table_size);
 		f.ids[j] = b->id;
 		weight[j] = b->weight;
@@ -556,6 +698,7 @@ lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *b
 		}
 	}
 	f.tail_slots = tail_slots(table_size);
+	f.width = probe_width(table_size);
 	f.rank = calloc(na, sizeof(*f.rank));
 	f.free_slots = malloc(sizeof(*f.free_slots) * (f.tail_slots ? f.tail_slots : 1));
 	f.head = malloc(sizeof(*f.head) * f.qmax);

@@ -38,6 +38,14 @@ struct lb_maglev_backend {
 int lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backends,
 		    uint32_t n, uint32_t table_size, uint16_t *table);
 
+/**
+ * For tests and benchmarks: cap the number of candidate slots the fill tests
+ * per probe step (4: portable C; 8: AVX2; 16: AVX-512F; each used only if the
+ * CPU has it and M <= 2^31). 0 removes the cap (the default). The table does
+ * not depend on it. Not thread-safe; returns the previous cap.
+ */
+unsigned int lb_maglev_probe_width_cap(unsigned int width);
+
 /** Whether n is prime (deterministic; for validating table sizes). */
 int lb_is_prime(uint32_t n);
 

@@ -653,11 +653,17 @@ test_maglev_matches_reference(void **state)
 		want = malloc(sizeof(*want) * m);
 		assert_non_null(got);
 		assert_non_null(want);
-		assert_int_equal(lb_maglev_build(&key, p.b, n, m, got), 0);
 		ref_build(&key, p.b, n, m, want);
-		if (memcmp(got, want, sizeof(*got) * m) != 0)
-			fail_msg("set %d: N=%u M=%u weights mode %u differ from the reference", set, n,
-			         m, mode);
+		/* Every probe width this CPU has: 4 (C), 8 (AVX2), 16 (AVX-512). */
+		for (unsigned int width = 4; width <= 16; width *= 2) {
+			lb_maglev_probe_width_cap(width);
+			assert_int_equal(lb_maglev_build(&key, p.b, n, m, got), 0);
+			if (memcmp(got, want, sizeof(*got) * m) != 0)
+				fail_msg("set %d: N=%u M=%u weights mode %u, probe width %u: differs "
+				         "from the reference",
+				         set, n, m, mode, width);
+		}
+		lb_maglev_probe_width_cap(0);
 		free(got);
 		free(want);
 		pool_fini(&p);
