@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "bird.h"
+#include "persist.h"
 
 #define RETRY_MIN_MS 100u
 #define RETRY_MAX_MS 5000u
@@ -42,7 +43,6 @@
 
 struct lb_bird {
 	char *include_path;
-	char *tmp_path;
 	char *socket_path;
 	uint32_t timeout_ms;
 	bool drained;
@@ -171,86 +171,21 @@ lb_bird_render(const struct lb_bird_prefix *p, uint32_t n, char *buf, size_t len
 
 /* ---- the include file ---- */
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Replace the include file with the text of p (tmp, fsync, rename, fsync of the directory). */
+/* Replace the include file with the text of p (control/persist.c: tmp, fsync, rename, fsync of
+ * the directory), mode 0644 whatever the umask: BIRD may run as another user. */
 static int
 write_file(struct lb_bird *b, const struct lb_bird_prefix *p, uint32_t n, char *err, size_t errlen)
 {
 	size_t len = lb_bird_render(p, n, NULL, 0) + 1;
 	char *text = malloc(len);
-	const char *step = "write";
-	int fd = -1, rc = 0;
+	int rc;
 
 	if (text == NULL) {
 		snprintf(err, errlen, "%s: out of memory", b->include_path);
 		return -ENOMEM;
 	}
 	lb_bird_render(p, n, text, len);
-	fd = open(b->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		step = "create";
-		goto out;
-	}
-	/* 0644 whatever the umask: BIRD may run as another user. */
-	if (fchmod(fd, 0644) != 0) {
-		rc = -errno;
-		step = "chmod";
-	} else if ((rc = write_all(fd, text, len - 1)) != 0) {
-		step = "write";
-	} else if (fsync(fd) != 0) {
-		rc = -errno;
-		step = "fsync";
-	}
-	if (close(fd) != 0 && rc == 0) {
-		rc = -errno;
-		step = "close";
-	}
-	if (rc == 0 && rename(b->tmp_path, b->include_path) != 0) {
-		rc = -errno;
-		step = "rename";
-	}
-	if (rc != 0) {
-		unlink(b->tmp_path);
-		goto out;
-	}
-	/* The rename itself survives a crash once the directory is synced. */
-	{
-		char *dir = strdup(b->include_path), *slash = dir ? strrchr(dir, '/') : NULL;
-		int dfd;
-
-		if (dir != NULL) {
-			if (slash == dir)
-				slash[1] = '\0';
-			else if (slash != NULL)
-				*slash = '\0';
-			dfd = open(slash != NULL ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dfd >= 0) {
-				(void)fsync(dfd);
-				close(dfd);
-			}
-			free(dir);
-		}
-	}
-out:
-	if (rc != 0)
-		snprintf(err, errlen, "%s: %s: %s", b->include_path, step, strerror(-rc));
+	rc = lb_persist_write_text(b->include_path, text, len - 1, 0644, err, errlen);
 	free(text);
 	return rc;
 }
@@ -694,17 +629,14 @@ lb_bird_create(const struct lb_bird_params *p)
 		return NULL;
 	b->include_path = strdup(p->include_path);
 	b->socket_path = strdup(p->socket_path);
-	b->tmp_path = malloc(strlen(p->include_path) + 5);
 	b->file = calloc(LB_MAX_VIPS, sizeof(*b->file));
 	b->scratch = calloc(LB_MAX_VIPS, sizeof(*b->scratch));
-	if (b->include_path == NULL || b->socket_path == NULL || b->tmp_path == NULL ||
+	if (b->include_path == NULL || b->socket_path == NULL ||
 	    b->file == NULL || b->scratch == NULL) {
 		lb_bird_free(b);
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Same directory, so the rename is atomic; BIRD never includes *.tmp. */
-	sprintf(b->tmp_path, "%s.tmp", p->include_path);
 	b->timeout_ms = p->timeout_ms ? p->timeout_ms : LB_BIRD_TIMEOUT_MS;
 	b->last_withdraw_ms = -1;
 	return b;
@@ -717,7 +649,6 @@ lb_bird_free(struct lb_bird *b)
 		return;
 	free(b->include_path);
 	free(b->socket_path);
-	free(b->tmp_path);
 	free(b->file);
 	free(b->scratch);
 	free(b);

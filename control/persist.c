@@ -62,17 +62,14 @@ open_dir(const char *path)
 	return fd;
 }
 
-int
-lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen)
+/* Write a then b (either may be empty) to path atomically and durably, with mode. */
+static int
+write_atomic(const char *path, const char *a, size_t alen, const char *b, size_t blen,
+	     mode_t mode, char *err, size_t errlen)
 {
-	char *text = NULL, *tmp = NULL;
+	char *tmp = NULL;
 	int fd = -1, dfd = -1, rc;
 
-	text = json_dumps(doc, JSON_INDENT(2));
-	if (text == NULL) {
-		rc = fail(err, errlen, path, "encode", doc == NULL ? EINVAL : ENOMEM);
-		goto cleanup;
-	}
 	/* Opened first: a directory that cannot be synced fails before the rename. */
 	dfd = open_dir(path);
 	if (dfd < 0) {
@@ -91,13 +88,14 @@ lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen)
 		tmp = NULL; /* nothing to unlink */
 		goto cleanup;
 	}
-	if (fchmod(fd, 0600) != 0) {
+	/* The mode whatever the umask. */
+	if (fchmod(fd, mode) != 0) {
 		rc = fail(err, errlen, path, "chmod", errno);
 		goto cleanup;
 	}
-	rc = write_all(fd, text, strlen(text));
+	rc = write_all(fd, a, alen);
 	if (rc == 0)
-		rc = write_all(fd, "\n", 1);
+		rc = write_all(fd, b, blen);
 	if (rc != 0) {
 		rc = fail(err, errlen, path, "write", -rc);
 		goto cleanup;
@@ -137,6 +135,25 @@ cleanup:
 	}
 	if (dfd >= 0)
 		close(dfd);
+	return rc;
+}
+
+int
+lb_persist_write_text(const char *path, const char *text, size_t len, mode_t mode, char *err,
+		      size_t errlen)
+{
+	return write_atomic(path, text, len, NULL, 0, mode, err, errlen);
+}
+
+int
+lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2));
+	int rc;
+
+	if (text == NULL)
+		return fail(err, errlen, path, "encode", doc == NULL ? EINVAL : ENOMEM);
+	rc = write_atomic(path, text, strlen(text), "\n", 1, 0600, err, errlen);
 	free(text);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #define LB_PERSIST_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -19,6 +20,13 @@
  *   old file is untouched and no temporary file is left behind.
  */
 int lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen);
+
+/**
+ * Replace path with len bytes of text the same way, with the given mode
+ * (whatever the umask). lb_persist_write is this with mode 0600.
+ */
+int lb_persist_write_text(const char *path, const char *text, size_t len, mode_t mode, char *err,
+			  size_t errlen);
 
 /**
  * Remove temporary files ("path.XXXXXX") that a crash between creating and

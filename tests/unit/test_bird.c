@@ -623,7 +623,7 @@ test_bird_unwritable_include(void **state)
 	h = lb_bird_hook(b);
 	f->mode = FAKE_OK;
 	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, "missing/spillway.conf: create: "));
+	assert_non_null(strstr(err, "missing/spillway.conf: open directory: "));
 	assert_int_equal(fake_commands(f), 0);
 	lb_snapshot_free(ab);
 	lb_bird_free(b);
