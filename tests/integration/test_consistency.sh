@@ -18,33 +18,8 @@ SPW=$(readlink -f "$SPW")
 SEED=${2:-1}
 PY=/usr/bin/python3
 HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d /tmp/spw-cons.XXXXXX)
-PREFIX=spw-cons-$$
-PIDS=()
-
-cleanup() {
-	local rc=$?
-	for p in "${PIDS[@]}"; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
-	rm -rf "/var/run/dpdk/$PREFIX"-* 2>/dev/null || true
-	if [[ -n ${SPW_CONS_KEEP:-} || $rc -ne 0 ]]; then
-		echo "work directory kept: $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$HERE/daemon_lib.sh"
+spw_test_begin cons SPW_CONS_KEEP
 
 [[ -x $SPW ]] || fail "not executable: $SPW"
 [[ -x $PY ]] || { echo "SKIP: $PY needed"; exit 77; }

@@ -17,34 +17,9 @@ set -euo pipefail
 SPW=${1:?usage: test_control_socket.sh SPILLWAYD}
 SPW=$(readlink -f "$SPW")
 PY=/usr/bin/python3
-WORK=$(mktemp -d /tmp/spw-ctl.XXXXXX)
-PREFIX=spw-ctl-$$
+. "$(cd "$(dirname "$0")" && pwd)/daemon_lib.sh"
+spw_test_begin ctl SPW_CTL_KEEP
 SOCK=$WORK/ctl.sock
-PIDS=()
-
-cleanup() {
-	local rc=$?
-	for p in "${PIDS[@]}"; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
-	rm -rf "/var/run/dpdk/$PREFIX"-* 2>/dev/null || true
-	if [[ -n ${SPW_CTL_KEEP:-} || $rc -ne 0 ]]; then
-		echo "work directory kept: $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 [[ -x $SPW ]] || fail "not executable: $SPW"
 [[ -x $PY ]] || { echo "SKIP: $PY needed"; exit 77; }
