@@ -646,6 +646,25 @@ test_maglev_matches_reference(void **state)
 				break;
 			}
 		}
+		if (set % 5 == 4) {
+			/*
+			 * Binary identities: every string over {0x00, 0x01, 0xff} in
+			 * length order (bijective base 3), so empty, zero bytes and
+			 * proper prefixes ("\0" before "\0\0") all occur.
+			 */
+			static const unsigned char alpha[3] = {0x00, 0x01, 0xff};
+
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t v = i, len = 0;
+
+				while (v) {
+					v--;
+					p.names[i][len++] = (char)alpha[v % 3];
+					v /= 3;
+				}
+				p.b[i].identity_len = len;
+			}
+		}
 		shuffle(p.b, n, &rng);
 		snprintf(seed, sizeof(seed), "ref-%d", set);
 		test_key(&key, seed);
