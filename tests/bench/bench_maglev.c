@@ -3,6 +3,8 @@
  * Benchmark for lb_maglev_build: build time (median of repeated runs) at the
  * sizes control uses, and the disruption caused by removing one backend, which
  * is the figure the Maglev paper trades against table size (section 5.3).
+ * Times are the median of RUNS builds and their minimum (the machine is
+ * shared: compare builders by interleaving their runs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -173,8 +175,13 @@ main(int argc, char **argv)
 	int ret = 0;
 
 	argc = bj_args(argc, argv);
+	/* --probe-width 4|8|16: cap the fill's probe (4 = portable C path). */
+	if (argc == 3 && strcmp(argv[1], "--probe-width") == 0) {
+		lb_maglev_probe_width_cap((unsigned int)strtoul(argv[2], NULL, 10));
+		argc = 1;
+	}
 	if (argc > 1) {
-		fprintf(stderr, "usage: bench_maglev [--json FILE]\n");
+		fprintf(stderr, "usage: bench_maglev [--json FILE] [--probe-width 4|8|16]\n");
 		return 2;
 	}
 
