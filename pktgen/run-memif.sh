@@ -124,6 +124,13 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 [ -S "$SOCK" ] || { echo "run-memif.sh: spillgen did not create $SOCK" >&2; exit 1; }
+# The file exists from bind(); the PMD calls listen() just after. A client
+# connecting in between is refused and DPDK's memif client never retries, so
+# wait until the socket is listening.
+for _ in $(seq 200); do
+	ss -xlH 2>/dev/null | grep -qF "$SOCK" && break
+	sleep 0.05
+done
 
 if [ "$DUT" = testpmd ]; then
 	# --stats-period keeps testpmd running without a terminal on stdin (it
@@ -139,7 +146,7 @@ if [ "$DUT" = testpmd ]; then
 else
 	# shellcheck disable=SC2086
 	timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
-		--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' \
+		--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' --log-level 'pmd.net.memif:debug' \
 		--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
 		-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
 		>"$WORK/spillwayd.log" 2>&1 &
@@ -181,7 +188,12 @@ if [ "$LB_RC" -ne 0 ]; then
 	echo "run-memif.sh: $DUT exited $LB_RC; its log:" >&2
 	cat "$WORK/$DUT.log" >&2
 fi
-[ "$SG_RC" -ne 0 ] && echo "run-memif.sh: spillgen exited $SG_RC" >&2
+if [ "$SG_RC" -ne 0 ]; then
+	echo "run-memif.sh: spillgen exited $SG_RC" >&2
+	# The device under test's side of the memif handshake, for the record.
+	[ "$LB_RC" -eq 0 ] && { echo "run-memif.sh: $DUT's log (memif lines and the end):" >&2
+		grep -i memif "$WORK/$DUT.log" | tail -n 20 >&2; tail -n 5 "$WORK/$DUT.log" >&2; }
+fi
 if [ -s "$WORK/spillwayd-stats.json" ]; then
 	/usr/bin/python3 -c '
 import json, sys
