@@ -59,40 +59,115 @@ lb_encap_put_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_
 }
 
 /*
- * The outer IPv4 header (also used by lb_icmp_too_big_write): DF, TTL 64, no options. It is
- * composed as five 32-bit words in registers, summed and stored once. Building it field by field in
- * a stack struct and then checksumming that made every 32-bit load of the sum wait on a failed
- * store-to-load forward from the narrower field stores (the hottest spot of encapsulation in the
- * profile). The sum: five 32-bit words added in 64 bits, then folded; 2^32 and 2^16 are both 1
- * modulo 0xFFFF, so it is the RFC 1071 sum rte_ipv4_cksum() computes 16 bits at a time.
+ * The RFC 1071 checksum of a sum of 32-bit words taken in 64 bits (fewer than
+ * 2^32 of them): the end-around carries folded down to 16 bits, complemented.
+ * 2^32 and 2^16 are both 1 modulo 0xFFFF. The last fold is the rotate trick:
+ * the high half of x + ror16(x) is hi + lo with the carry of lo + hi added back.
+ */
+static inline uint16_t
+lb_cksum_fold32s(uint64_t sum)
+{
+	uint32_t x;
+
+	sum = (sum & 0xFFFFFFFF) + (sum >> 32); /* < 2^33 */
+	sum = (sum & 0xFFFFFFFF) + (sum >> 32); /* < 2^32 */
+	x = (uint32_t)sum;
+	x += (x >> 16) | (x << 16);
+	return (uint16_t)~(x >> 16);
+}
+
+/*
+ * The outer IPv4 header from its words (w1: id and flags, w3: source, w4:
+ * destination, as stored): DF, TTL 64, no options. It is composed as 32-bit
+ * words in registers, summed in 64 bits and stored once. Building it field by
+ * field in a stack struct and then checksumming that made every 32-bit load of
+ * the sum wait on a failed store-to-load forward from the narrower field stores
+ * (the hottest spot of encapsulation in the profile).
  */
 static inline void
-lb_encap_put_ip4(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, const union lb_ip *src,
-                 const union lb_ip *dst)
+lb_encap_put_ip4w(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, uint32_t w1,
+                  uint32_t w3, uint32_t w4)
 {
 	/* Each word is stored on its own: copying an array of them made the
 	 * compiler bounce it through the stack, with the same stall. */
 	uint32_t w0 = rte_cpu_to_be_32(0x45000000u | (uint32_t)tos << 16 | total_len);
-	uint32_t w1 = rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG); /* packet id 0 */
 	uint32_t w2 = rte_cpu_to_be_32((uint32_t)LB_OUTER_TTL << 24 | (uint32_t)proto << 16);
-	uint32_t w3, w4;
-	uint64_t sum;
-	uint16_t ck;
+	uint16_t ck = lb_cksum_fold32s((uint64_t)w0 + w1 + w2 + w3 + w4);
 
-	memcpy(&w3, src->b, 4);
-	memcpy(&w4, dst->b, 4);
-	sum = (uint64_t)w0 + w1 + w2 + w3 + w4;
-	sum = (sum & 0xFFFFFFFF) + (sum >> 32); /* < 2^32 + 5 */
-	sum = (sum & 0xFFFF) + (sum >> 16);     /* < 2^17 */
-	sum = (sum & 0xFFFF) + (sum >> 16);     /* <= 2^16 */
-	sum = (sum & 0xFFFF) + (sum >> 16);     /* <= 0xFFFF */
-	ck = (uint16_t)~sum;
+	/* The checksum is bytes 2-3 of word 2 (zero in w2). */
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	w2 |= (uint32_t)ck << 16;
+#else
+	w2 |= ck;
+#endif
 	memcpy(p, &w0, 4);
 	memcpy(p + 4, &w1, 4);
 	memcpy(p + 8, &w2, 4);
-	memcpy(p + 10, &ck, 2); /* the checksum field, zero in w2 */
 	memcpy(p + 12, &w3, 4);
 	memcpy(p + 16, &w4, 4);
+}
+
+/* The outer IPv4 header (also used by lb_icmp_too_big_write): DF, TTL 64, no options. */
+static inline void
+lb_encap_put_ip4(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, const union lb_ip *src,
+                 const union lb_ip *dst)
+{
+	uint32_t w3, w4;
+
+	memcpy(&w3, src->b, 4);
+	memcpy(&w4, dst->b, 4);
+	lb_encap_put_ip4w(p, tos, total_len, proto, rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG), w3, w4);
+}
+
+/*
+ * What lb_encap_write4() writes the same for every packet of a burst (one
+ * snapshot, one worker), made once per burst: the Ethernet header as one
+ * 16-byte store (its last two bytes are overwritten by the IPv4 header that
+ * follows), and the constant words of the outer IPv4 header.
+ */
+struct lb_encap4_tmpl {
+	uint8_t eth[16]; /* next hop, source MAC, IPv4 ethertype, then 0x45 0 (overwritten) */
+	uint32_t w1;     /* id 0, DF, as stored */
+	uint32_t w3;     /* outer source address, as stored */
+	uint16_t gue_port; /* network byte order */
+};
+
+static inline void
+lb_encap4_tmpl_init(struct lb_encap4_tmpl *t, const struct lb_encap_conf *conf,
+                    const uint8_t src_mac[6])
+{
+	lb_encap_put_eth(t->eth, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV4);
+	t->eth[14] = 0x45;
+	t->eth[15] = 0;
+	t->w1 = rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG);
+	memcpy(&t->w3, conf->src4.b, 4);
+	t->gue_port = conf->gue_port;
+}
+
+/* lb_encap_write4() from a template made by lb_encap4_tmpl_init(). */
+static inline uint16_t
+lb_encap_write4_tmpl(uint8_t *hdr, const struct lb_encap4_tmpl *t, const struct lb_backend *be,
+                     uint8_t encap, uint8_t inner_af, uint16_t inner_len, uint8_t tos,
+                     uint64_t flow_hash)
+{
+	uint16_t overhead = lb_encap_overhead(LB_AF_INET, encap);
+	uint8_t proto = encap == LB_ENCAP_GUE
+	                        ? LB_PROTO_UDP
+	                        : (inner_af == LB_AF_INET ? LB_PROTO_IPIP : LB_PROTO_IPV6);
+	uint32_t w4;
+
+	memcpy(&w4, be->addr.b, 4);
+	memcpy(hdr, t->eth, 16); /* bytes 14-15 are rewritten just below */
+	lb_encap_put_ip4w(hdr + LB_ETH_HLEN, tos, (uint16_t)(overhead + inner_len), proto, t->w1,
+	                  t->w3, w4);
+	if (encap == LB_ENCAP_GUE) {
+		/* UDP checksum 0 over IPv4 (RFC 768). */
+		uint16_t u[4] = {rte_cpu_to_be_16(lb_encap_gue_sport(flow_hash)), t->gue_port,
+		                 rte_cpu_to_be_16((uint16_t)(LB_UDP_HLEN + inner_len)), 0};
+
+		memcpy(hdr + LB_ETH_HLEN + LB_IP4_HLEN, u, sizeof(u));
+	}
+	return (uint16_t)(LB_ETH_HLEN + overhead);
 }
 
 /*
@@ -104,22 +179,10 @@ lb_encap_write4(uint8_t *hdr, const struct lb_encap_conf *conf, const uint8_t sr
                 const struct lb_backend *be, uint8_t encap, uint8_t inner_af, uint16_t inner_len,
                 uint8_t tos, uint64_t flow_hash)
 {
-	uint16_t overhead = lb_encap_overhead(LB_AF_INET, encap);
-	uint8_t proto = encap == LB_ENCAP_GUE
-	                        ? LB_PROTO_UDP
-	                        : (inner_af == LB_AF_INET ? LB_PROTO_IPIP : LB_PROTO_IPV6);
+	struct lb_encap4_tmpl t;
 
-	lb_encap_put_eth(hdr, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV4);
-	lb_encap_put_ip4(hdr + LB_ETH_HLEN, tos, (uint16_t)(overhead + inner_len), proto,
-	                 &conf->src4, &be->addr);
-	if (encap == LB_ENCAP_GUE) {
-		/* UDP checksum 0 over IPv4 (RFC 768). */
-		uint16_t u[4] = {rte_cpu_to_be_16(lb_encap_gue_sport(flow_hash)), conf->gue_port,
-		                 rte_cpu_to_be_16((uint16_t)(LB_UDP_HLEN + inner_len)), 0};
-
-		memcpy(hdr + LB_ETH_HLEN + LB_IP4_HLEN, u, sizeof(u));
-	}
-	return (uint16_t)(LB_ETH_HLEN + overhead);
+	lb_encap4_tmpl_init(&t, conf, src_mac);
+	return lb_encap_write4_tmpl(hdr, &t, be, encap, inner_af, inner_len, tos, flow_hash);
 }
 
 /**

@@ -80,35 +80,80 @@ choose(struct lb_worker *w, const struct lb_snapshot *s, const struct lb_vip *v,
 }
 
 /*
- * Feed the burst's VIP packets to the hot-key sketch, each under the key its
- * VIP's key mode makes (what Maglev hashes): the 5-tuple hash already made,
- * or for the source-address modes a second SipHash of the reduced key, done
- * only for the packets the sketch samples. Changes nothing in forwarding.
+ * The key the sketch counts a sampled packet of v under (what Maglev hashes):
+ * the 5-tuple and its hash already made, or for the source-address modes the
+ * reduced key and a second SipHash of it, made only for sampled packets.
  */
-static void
+static inline uint64_t
+sketch_key(const struct lb_snapshot *s, const struct lb_vip *v, const struct pkt_state *ps,
+           struct lb_flow_key *k, const struct lb_flow_key **kp)
+{
+	if (v->key_mode == LB_KEY_5TUPLE) {
+		*kp = &ps->info.key;
+		return ps->hash;
+	}
+	memset(k, 0, sizeof(*k));
+	k->src = ps->info.key.src;
+	k->af = ps->info.key.af;
+	if (v->key_mode == LB_KEY_SRC_IP_DPORT)
+		k->dport = ps->info.key.dport;
+	*kp = k;
+	return lb_hash_flow(&s->hkey, k);
+}
+
+/*
+ * Feed the burst's VIP packets to the hot-key sketch, each under the key its
+ * VIP's key mode makes. Changes nothing in forwarding. Packet by packet, for
+ * bursts that mix VIPs or carry non-VIP packets.
+ */
+static __attribute__((noinline)) void
 sketch_burst(struct lb_sketch *sk, const struct lb_snapshot *s, const struct pkt_state *st,
              uint16_t n)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		const struct pkt_state *ps = &st[i];
 		const struct lb_vip *v = ps->vip;
+		const struct lb_flow_key *kp;
 		struct lb_flow_key k;
 
 		if (v == NULL)
 			continue;
-		if (v->key_mode == LB_KEY_5TUPLE) {
-			lb_sketch_add(sk, v->id, ps->hash, &ps->info.key, 1);
-		} else if (!lb_sketch_next_sampled(sk)) {
+		if (!lb_sketch_next_sampled(sk)) {
 			lb_sketch_add(sk, v->id, 0, NULL, 1); /* counted in the VIP's total only */
 		} else {
-			memset(&k, 0, sizeof(k));
-			k.src = ps->info.key.src;
-			k.af = ps->info.key.af;
-			if (v->key_mode == LB_KEY_SRC_IP_DPORT)
-				k.dport = ps->info.key.dport;
-			lb_sketch_add(sk, v->id, lb_hash_flow(&s->hkey, &k), &k, 1);
+			uint64_t kh = sketch_key(s, v, ps, &k, &kp);
+
+			lb_sketch_add(sk, v->id, kh, kp, 1);
 		}
 	}
+}
+
+/*
+ * The same for a burst whose n packets all belong to VIP v (the usual case),
+ * with the same result as n calls of lb_sketch_add(), counter for counter: the
+ * VIP's total is added once, and only the sampled packets are visited (the
+ * countdown says which: the next sampled one is packet countdown - 1).
+ */
+static inline void
+sketch_burst_one(struct lb_sketch *sk, const struct lb_snapshot *s, const struct lb_vip *v,
+                 const struct pkt_state *st, uint16_t n)
+{
+	struct lb_sketch_buf *b = sk->cur;
+	uint64_t base = b->vip_total[v->id];
+	uint32_t c = sk->countdown;
+
+	b->vip_total[v->id] = base + n;
+	while (c <= n) {
+		const struct pkt_state *ps = &st[c - 1];
+		const struct lb_flow_key *kp;
+		struct lb_flow_key k;
+		uint64_t kh = sketch_key(s, v, ps, &k, &kp);
+
+		/* Packet c - 1: the VIP's running total includes it. */
+		lb_sketch_cm_add(sk, b, v->id, kh, kp, 1, base + c);
+		c += lb_sketch_gap(sk);
+	}
+	sk->countdown = c - n;
 }
 
 /*
@@ -225,16 +270,43 @@ gue6_write_chain(const struct lb_worker *w, const struct lb_snapshot *s, struct 
 	memcpy(udp + 6, &ck, 2);
 }
 
-/* Always inlined (measured: the call and its spills were ~20 instructions a packet). */
+/*
+ * The per-VIP packets and bytes of the burst's current run of one VIP, kept in
+ * registers and added to the VIP's counters when the VIP changes and at the
+ * end of the burst (a burst is mostly one VIP). The counters are exact once
+ * lb_pipeline_burst() returns.
+ */
+struct vip_acc {
+	uint32_t vid;
+	uint32_t packets;
+	uint64_t bytes;
+};
+
+static inline void
+vip_acc_flush(struct lb_core_counters *cnt, struct vip_acc *a)
+{
+	cnt->vip[a->vid].packets += a->packets;
+	cnt->vip[a->vid].bytes += a->bytes;
+	a->packets = 0;
+	a->bytes = 0;
+}
+
+/*
+ * Always inlined (measured: the call and its spills were ~20 instructions a
+ * packet). t4: the burst's IPv4 encapsulation template. acc: where the VIP's
+ * packets and bytes go, or NULL to count them in w->cnt directly.
+ */
 static inline __attribute__((always_inline)) void
 forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
-        const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out)
+        const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out,
+        const struct lb_encap4_tmpl *t4, struct vip_acc *acc)
 {
 	const struct lb_backend *be = &s->backends[bid];
 	const struct lb_vip *v = ps->vip;
 	uint16_t inner_len = ps->info.l3_len;
 	uint16_t overhead = lb_encap_overhead(be->af, v->encap);
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
+	struct lb_core_counters *cnt = w->cnt;
 	uint8_t *hdr;
 
 	if ((uint32_t)inner_len + overhead > s->encap.mtu) {
@@ -252,10 +324,10 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	 * parser has bounded l2_len + inner_len by the segment) and without
 	 * touching the mbuf's second cache line.
 	 */
-	if (m->nb_segs == 1) {
+	if (likely(m->nb_segs == 1)) {
 		uint32_t off = (uint32_t)m->data_off + ps->info.l2_len;
 
-		if (off < hlen) {
+		if (unlikely(off < hlen)) {
 			drop(w, out, m, LB_DROP_NO_HEADROOM);
 			return;
 		}
@@ -276,38 +348,86 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 			return;
 		}
 	}
-	if (be->af == LB_AF_INET)
-		lb_encap_write4(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af,
-		                inner_len, ps->info.tos, ps->hash);
+	if (likely(be->af == LB_AF_INET))
+		lb_encap_write4_tmpl(hdr, t4, be, v->encap, ps->info.key.af, inner_len,
+		                     ps->info.tos, ps->hash);
 	else if (v->encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
 		gue6_write_chain(w, s, m, hdr, be, ps);
 	else
 		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
 		               ps->info.tos, ps->hash);
-	w->cnt->vip[v->id].packets++;
-	w->cnt->vip[v->id].bytes += inner_len;
-	w->cnt->backend[bid].packets++;
-	w->cnt->backend[bid].bytes += inner_len;
+	if (acc != NULL) {
+		if (unlikely(v->id != acc->vid)) {
+			vip_acc_flush(cnt, acc);
+			acc->vid = v->id;
+		}
+		acc->packets++;
+		acc->bytes += inner_len;
+	} else {
+		cnt->vip[v->id].packets++;
+		cnt->vip[v->id].bytes += inner_len;
+	}
+	cnt->backend[bid].packets++;
+	cnt->backend[bid].bytes += inner_len;
 	out->fwd[out->n_fwd++] = m;
 }
 
 /*
- * Whether two keys ask lb_vip_lookup() the same question: same family,
- * destination address, protocol and destination port. Word 4 of a key holds
- * sport (bytes 0-1), dport (2-3), proto (4), af (5) in memory order.
+ * Pass 2 for the packets off the fast path: parse drops, non-VIP packets,
+ * fragments and ICMP errors. Out of line, counting straight into w->cnt.
  */
-static inline bool
-same_vip_key(const struct lb_flow_key *a, const struct lb_flow_key *b)
+static __attribute__((noinline)) void
+pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+            const struct pkt_state *ps, struct lb_burst_out *out, const struct lb_encap4_tmpl *t4)
 {
-	uint64_t wa, wb;
-	uint16_t sport_off = offsetof(struct lb_flow_key, sport);
+	struct lb_core_counters *cnt = w->cnt;
+	const struct lb_vip *v = ps->vip;
+	uint8_t flags = ps->info.flags;
+	struct lb_flow_entry *e;
+	uint64_t sig;
+	uint16_t bid;
 
-	memcpy(&wa, (const uint8_t *)a + sport_off, 8);
-	memcpy(&wb, (const uint8_t *)b + sport_off, 8);
-	/* Mask the source port out, byte-order independently. */
-	memset((uint8_t *)&wa, 0, 2);
-	memset((uint8_t *)&wb, 0, 2);
-	return a->dst.q[0] == b->dst.q[0] && a->dst.q[1] == b->dst.q[1] && wa == wb;
+	if (ps->verdict > 0) {
+		drop(w, out, m, (unsigned int)ps->verdict);
+		return;
+	}
+	if (v == NULL) {
+		if (w->has_exception)
+			out->exc[out->n_exc++] = m;
+		else
+			drop(w, out, m, LB_DROP_NO_VIP);
+		return;
+	}
+	if (flags & LB_PKT_FRAGMENT) {
+		/* Ports are not visible in every fragment: hash the addresses only
+		 * and keep no state, so all fragments agree without reassembly. */
+		cnt->fragments++;
+		bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
+		if (bid == LB_BACKEND_NONE)
+			drop(w, out, m, LB_DROP_NO_BACKEND);
+		else
+			forward(w, s, m, ps, bid, out, t4, NULL);
+		return;
+	}
+	/* An ICMP error follows its flow but neither refreshes nor creates one. */
+	cnt->icmp_errors++;
+	sig = lb_flow_sig(ps->hash);
+	e = lb_flow_lookup(w->ft, sig, w->now);
+	if (e != NULL) {
+		if (lb_backend_usable(s, v, e->backend, e->gen)) {
+			cnt->flow_hits++;
+			forward(w, s, m, ps, e->backend, out, t4, NULL);
+			return;
+		}
+		cnt->flow_rechosen++;
+	} else {
+		cnt->flow_misses++;
+	}
+	bid = choose(w, s, v, ps);
+	if (bid == LB_BACKEND_NONE)
+		drop(w, out, m, LB_DROP_NO_BACKEND);
+	else
+		forward(w, s, m, ps, bid, out, t4, NULL);
 }
 
 /*
@@ -325,12 +445,46 @@ hash_x4_ok(void)
 #endif
 }
 
-/* st[i].hash = lb_hash_flow(key of packet i) for the whole burst. */
+/* Whether lb_hash_flow_x8() may run: the CPU has AVX-512F. */
+static inline bool
+hash_x8_ok(void)
+{
+#ifdef LB_HASH_HAVE_X8
+	return __builtin_cpu_supports("avx512f");
+#else
+	return false;
+#endif
+}
+
+/*
+ * st[i].hash = lb_hash_flow(key of packet i) for the whole burst, and each
+ * packet's flow-table bucket prefetched as soon as its hash is known. Every
+ * bucket is prefetched, also those of packets that will not look one up (no
+ * VIP, fragments): the address is valid, and skipping them cost a test per
+ * packet for a case that is rare.
+ */
 static inline void
-hash_burst(const struct lb_snapshot *s, struct pkt_state *st, uint16_t n)
+hash_burst(const struct lb_snapshot *s, const struct lb_flow_table *ft, struct pkt_state *st,
+           uint16_t n)
 {
 	uint16_t i = 0;
 
+#ifdef LB_HASH_HAVE_X8
+	if (hash_x8_ok()) {
+		for (; i + 8 <= n; i += 8) {
+			const struct lb_flow_key *k[8];
+			uint64_t h[8];
+
+			for (int j = 0; j < 8; j++)
+				k[j] = &st[i + j].info.key;
+			lb_hash_flow_x8(&s->hkey, k, h);
+			for (int j = 0; j < 8; j++) {
+				st[i + j].hash = h[j];
+				rte_prefetch0(lb_flow_bucket_of(ft, lb_flow_sig(h[j])));
+			}
+		}
+	}
+#endif
 #ifdef LB_HASH_HAVE_X4
 	if (hash_x4_ok()) {
 		for (; i + 4 <= n; i += 4) {
@@ -339,13 +493,17 @@ hash_burst(const struct lb_snapshot *s, struct pkt_state *st, uint16_t n)
 			uint64_t h[4];
 
 			lb_hash_flow_x4(&s->hkey, k, h);
-			for (int j = 0; j < 4; j++)
+			for (int j = 0; j < 4; j++) {
 				st[i + j].hash = h[j];
+				rte_prefetch0(lb_flow_bucket_of(ft, lb_flow_sig(h[j])));
+			}
 		}
 	}
 #endif
-	for (; i < n; i++)
+	for (; i < n; i++) {
 		st[i].hash = lb_hash_flow(&s->hkey, &st[i].info.key);
+		rte_prefetch0(lb_flow_bucket_of(ft, lb_flow_sig(st[i].hash)));
+	}
 }
 
 void
@@ -354,102 +512,124 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 {
 	struct pkt_state st[LB_BURST];
 	struct lb_core_counters *cnt = w->cnt;
+	struct lb_flow_table *ft = w->ft;
+	const uint32_t now = w->now, tcp_idle = w->tcp_idle, udp_idle = w->udp_idle;
+	struct lb_encap4_tmpl t4;
+	struct vip_acc acc = {0, 0, 0};
+	uint64_t rx_bytes = 0, hits = 0;
 
 	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
 	if (n > LB_BURST)
 		n = LB_BURST;
+	if (n == 0)
+		return;
 
-	/* Pass 1: parse, classify. */
-	const struct lb_pkt_info *last = NULL; /* the last packet looked up in full */
-	const struct lb_vip *last_vip = NULL;  /* and its VIP (or NULL) */
+	/*
+	 * Pass 1: parse, classify. The VIP of the last packet looked up in full
+	 * is memoized by its question (destination, protocol, port, family),
+	 * held in registers: a burst is mostly one VIP. burst_vip is that VIP if
+	 * every packet of the burst has it (for the sketch).
+	 */
+	const struct lb_vip *last_vip = NULL, *burst_vip = NULL;
+	uint64_t last_d0 = 0, last_d1 = 0, last_w4 = 0;
+	bool have_last = false, uniform = true;
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pkt_state *ps = &st[i];
 		const struct lb_pkt_info *info = &ps->info;
+		const struct lb_vip *v;
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		cnt->rx_packets++;
-		cnt->rx_bytes += rte_pktmbuf_pkt_len(m);
-		ps->vip = NULL;
+		rx_bytes += rte_pktmbuf_pkt_len(m);
 		ps->verdict =
 		        lb_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
 		                       rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &ps->info);
-		if (ps->verdict != LB_PARSE_OK)
+		if (unlikely(ps->verdict != LB_PARSE_OK)) {
+			ps->vip = NULL;
+			uniform = false;
 			continue;
-		if (info->flags & LB_PKT_FRAGMENT) {
-			ps->vip = lb_vip_lookup_frag(s, info->key.af, &info->key.dst,
-			                             info->key.proto);
-		} else if (last != NULL && same_vip_key(&last->key, &info->key)) {
-			ps->vip = last_vip; /* a burst is mostly one VIP */
-		} else {
-			ps->vip = lb_vip_lookup(s, info->key.af, &info->key.dst, info->key.proto,
-			                        info->key.dport);
-			last = info;
-			last_vip = ps->vip;
 		}
+		if (unlikely(info->flags & LB_PKT_FRAGMENT)) {
+			v = lb_vip_lookup_frag(s, info->key.af, &info->key.dst, info->key.proto);
+		} else {
+			/*
+			 * Word 4 of a key holds sport (bytes 0-1), dport (2-3),
+			 * proto (4), af (5) in memory order: the question is it
+			 * without the source port, and the destination.
+			 */
+			uint64_t w4;
+
+			memcpy(&w4, (const uint8_t *)&info->key + offsetof(struct lb_flow_key, sport),
+			       8);
+			memset(&w4, 0, 2);
+			if (have_last && w4 == last_w4 && info->key.dst.q[0] == last_d0 &&
+			    info->key.dst.q[1] == last_d1) {
+				ps->vip = last_vip; /* checked against burst_vip when looked up */
+				continue;
+			}
+			v = lb_vip_lookup(s, info->key.af, &info->key.dst, info->key.proto,
+			                  info->key.dport);
+			have_last = true;
+			last_w4 = w4;
+			last_d0 = info->key.dst.q[0];
+			last_d1 = info->key.dst.q[1];
+			last_vip = v;
+		}
+		ps->vip = v;
+		if (burst_vip == NULL)
+			burst_vip = v;
+		if (v == NULL || v != burst_vip)
+			uniform = false;
 	}
+	cnt->rx_packets += n;
+	cnt->rx_bytes += rx_bytes;
 
 	/*
 	 * Pass 1b: hash the 5-tuples and prefetch their buckets. Done apart from
 	 * parsing so that the keys' stores have reached L1 by the time their
-	 * words are loaded, and four at a time where the CPU allows. Keys of
-	 * packets without a VIP are hashed too (they are well defined: the parser
-	 * zeroes them first); that costs less than sorting them out.
+	 * words are loaded, and eight or four at a time where the CPU allows.
+	 * Keys of packets without a VIP are hashed too (they are well defined:
+	 * the parser zeroes them first); that costs less than sorting them out.
 	 */
-	hash_burst(s, st, n);
-	for (uint16_t i = 0; i < n; i++)
-		if (st[i].vip != NULL && !(st[i].info.flags & LB_PKT_FRAGMENT))
-			rte_prefetch0(lb_flow_bucket_of(w->ft, lb_flow_sig(st[i].hash)));
+	hash_burst(s, ft, st, n);
 	/* While the buckets arrive: the sketch (its counters are L2-resident). */
-	if (w->sketch != NULL)
-		sketch_burst(w->sketch, s, st, n);
+	if (w->sketch != NULL) {
+		if (uniform)
+			sketch_burst_one(w->sketch, s, burst_vip, st, n);
+		else
+			sketch_burst(w->sketch, s, st, n);
+	}
 
-	/* Pass 2: flow table, Maglev, encapsulate. */
+	/* Per-burst constants of the IPv4 encapsulation. */
+	lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
+
+	/*
+	 * Pass 2: flow table, Maglev, encapsulate. The fast path is a VIP packet
+	 * that is neither a fragment nor an ICMP error; the rest go out of line.
+	 */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		struct pkt_state *ps = &st[i];
+		const struct pkt_state *ps = &st[i];
 		const struct lb_vip *v = ps->vip;
-		uint8_t flags = ps->info.flags;
-		struct lb_flow_entry *e = NULL;
-		uint64_t sig;
+		struct lb_flow_entry *e;
 		uint32_t idle;
+		uint64_t sig;
 		uint16_t bid;
 
-		if (ps->verdict > 0) {
-			drop(w, out, m, (unsigned int)ps->verdict);
-			continue;
-		}
-		if (v == NULL) {
-			if (w->has_exception)
-				out->exc[out->n_exc++] = m;
-			else
-				drop(w, out, m, LB_DROP_NO_VIP);
-			continue;
-		}
-		if (flags & LB_PKT_FRAGMENT) {
-			/* Ports are not visible in every fragment: hash the addresses only
-			 * and keep no state, so all fragments agree without reassembly. */
-			cnt->fragments++;
-			bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
-			if (bid == LB_BACKEND_NONE)
-				drop(w, out, m, LB_DROP_NO_BACKEND);
-			else
-				forward(w, s, m, ps, bid, out);
+		if (unlikely(v == NULL || (ps->info.flags & (LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR)))) {
+			pass2_other(w, s, m, ps, out, &t4);
 			continue;
 		}
 		sig = lb_flow_sig(ps->hash);
-		idle = ps->info.key.proto == IPPROTO_TCP ? w->tcp_idle : w->udp_idle;
-		e = lb_flow_lookup(w->ft, sig, w->now);
-		if (flags & LB_PKT_ICMP_ERROR)
-			cnt->icmp_errors++;
-		if (e != NULL) {
-			if (lb_backend_usable(s, v, e->backend, e->gen)) {
-				cnt->flow_hits++;
-				if (!(flags & LB_PKT_ICMP_ERROR))
-					lb_flow_touch(e, w->now, idle);
-				forward(w, s, m, ps, e->backend, out);
+		idle = ps->info.key.proto == IPPROTO_TCP ? tcp_idle : udp_idle;
+		e = lb_flow_lookup(ft, sig, now);
+		if (likely(e != NULL)) {
+			if (likely(lb_backend_usable(s, v, e->backend, e->gen))) {
+				hits++;
+				lb_flow_touch(e, now, idle);
+				forward(w, s, m, ps, e->backend, out, &t4, &acc);
 				continue;
 			}
 			cnt->flow_rechosen++;
@@ -461,13 +641,12 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			drop(w, out, m, LB_DROP_NO_BACKEND);
 			continue;
 		}
-		/* An ICMP error follows its flow but never creates one. */
-		if (!(flags & LB_PKT_ICMP_ERROR)) {
-			if (lb_flow_insert(w->ft, sig, w->now, idle, bid, s->backends[bid].gen))
-				cnt->flow_evictions++;
-			cnt->vip[v->id].new_flows++;
-			cnt->backend[bid].new_flows++;
-		}
-		forward(w, s, m, ps, bid, out);
+		if (lb_flow_insert(ft, sig, now, idle, bid, s->backends[bid].gen))
+			cnt->flow_evictions++;
+		cnt->vip[v->id].new_flows++;
+		cnt->backend[bid].new_flows++;
+		forward(w, s, m, ps, bid, out, &t4, &acc);
 	}
+	cnt->flow_hits += hits;
+	vip_acc_flush(cnt, &acc);
 }

@@ -438,6 +438,93 @@ test_hash_flow_depends_on_key(void **state)
 	assert_in_range(same, 40, 160);
 }
 
+/*
+ * The vector variants the pipeline runs (x4: AVX2, x8: AVX-512F) against
+ * lb_hash_flow() on random keys of both families, random keys and random
+ * padding, each only where the CPU has it (said so when skipped). The keys
+ * are in an array with a stride, as the pipeline's per-packet state has them.
+ */
+struct strided_key {
+	struct lb_flow_key key;
+	uint64_t other[3];
+};
+
+static void
+random_vector_keys(uint64_t *rng, struct strided_key *k, int n, int i)
+{
+	for (int j = 0; j < n; j++) {
+		random_flow_key(rng, &k[j].key);
+		if ((i + j) % 3 == 0)
+			rng_fill(rng, &k[j].key, sizeof(k[j].key)); /* padding too */
+		k[j].other[0] = rng_next(rng);
+	}
+}
+
+static void
+test_hash_flow_x4_equals_scalar(void **state)
+{
+	(void)state;
+#ifdef LB_HASH_HAVE_X4
+	if (!__builtin_cpu_supports("avx2")) {
+		print_message("lb_hash_flow_x4: skipped, this CPU has no AVX2\n");
+		skip();
+	}
+	uint64_t rng = 0x4444;
+
+	for (int i = 0; i < 50000; i++) {
+		struct lb_hash_key k = {rng_next(&rng), rng_next(&rng)};
+		struct strided_key keys[4];
+		const struct lb_flow_key *kp[4];
+		uint64_t h[4];
+
+		random_vector_keys(&rng, keys, 4, i);
+		for (int j = 0; j < 4; j++)
+			kp[j] = &keys[j].key;
+		lb_hash_flow_x4(&k, kp, h);
+		for (int j = 0; j < 4; j++)
+			assert_int_equal(h[j], lb_hash_flow(&k, kp[j]));
+	}
+	print_message("lb_hash_flow_x4: 200000 keys checked\n");
+#else
+	print_message("lb_hash_flow_x4: skipped, not built on this target\n");
+	skip();
+#endif
+}
+
+static void
+test_hash_flow_x8_equals_scalar(void **state)
+{
+	(void)state;
+#ifdef LB_HASH_HAVE_X8
+	if (!__builtin_cpu_supports("avx512f")) {
+		print_message("lb_hash_flow_x8: skipped, this CPU has no AVX-512F\n");
+		skip();
+	}
+	uint64_t rng = 0x8888;
+
+	for (int i = 0; i < 50000; i++) {
+		struct lb_hash_key k = {rng_next(&rng), rng_next(&rng)};
+		struct strided_key keys[8];
+		const struct lb_flow_key *kp[8];
+		uint64_t h[8];
+
+		random_vector_keys(&rng, keys, 8, i);
+		/* Any eight keys, in any order, the same one twice included. */
+		for (int j = 0; j < 8; j++)
+			kp[j] = &keys[(i % 5 == 0) ? (j * 3 + i) % 8 : j].key;
+		if (i % 7 == 0)
+			kp[5] = kp[2];
+		lb_hash_flow_x8(&k, kp, h);
+		for (int j = 0; j < 8; j++)
+			assert_int_equal(h[j], lb_hash_flow(&k, kp[j]));
+	}
+	print_message("lb_hash_flow_x8: 400000 keys checked\n");
+#else
+	print_message("lb_hash_flow_x8: skipped, not built on this target\n");
+	skip();
+#endif
+}
+
 int
 main(void)
 {
@@ -447,6 +534,8 @@ main(void)
 	        cmocka_unit_test(test_hash_bytes_matches_reference_random),
 	        cmocka_unit_test(test_hash_bytes_ignores_bytes_past_len),
 	        cmocka_unit_test(test_hash_flow_equals_bytes),
+	        cmocka_unit_test(test_hash_flow_x4_equals_scalar),
+	        cmocka_unit_test(test_hash_flow_x8_equals_scalar),
 	        cmocka_unit_test(test_hash_key_from_seed_deterministic),
 	        cmocka_unit_test(test_hash_key_from_seed_uses_len),
 	        cmocka_unit_test(test_hash_known_answers_pinned),
