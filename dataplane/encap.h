@@ -123,24 +123,40 @@ lb_encap_put_ip4(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, con
  * What lb_encap_write4() writes the same for every packet of a burst (one
  * snapshot, one worker), made once per burst: the Ethernet header as one
  * 16-byte store (its last two bytes are overwritten by the IPv4 header that
- * follows), and the constant words of the outer IPv4 header.
+ * follows), the constant words of the outer IPv4 header, and their sum, for
+ * each of the three outer protocols (lb_encap4_kind()).
  */
 struct lb_encap4_tmpl {
 	uint8_t eth[16]; /* next hop, source MAC, IPv4 ethertype, then 0x45 0 (overwritten) */
 	uint32_t w1;     /* id 0, DF, as stored */
 	uint32_t w3;     /* outer source address, as stored */
+	uint32_t w2[3];  /* TTL 64, protocol, checksum 0, as stored, per kind */
+	uint64_t sum[3]; /* w1 + w2[kind] + w3 */
 	uint16_t gue_port; /* network byte order */
 };
+
+/* The outer IPv4 header's protocol: 0 IPIP (inner IPv4), 1 IPv6-in-IPv4, 2 GUE (UDP). */
+static inline unsigned int
+lb_encap4_kind(uint8_t encap, uint8_t inner_af)
+{
+	return encap == LB_ENCAP_GUE ? 2 : (inner_af == LB_AF_INET ? 0 : 1);
+}
 
 static inline void
 lb_encap4_tmpl_init(struct lb_encap4_tmpl *t, const struct lb_encap_conf *conf,
                     const uint8_t src_mac[6])
 {
+	static const uint8_t proto[3] = {LB_PROTO_IPIP, LB_PROTO_IPV6, LB_PROTO_UDP};
+
 	lb_encap_put_eth(t->eth, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV4);
 	t->eth[14] = 0x45;
 	t->eth[15] = 0;
 	t->w1 = rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG);
 	memcpy(&t->w3, conf->src4.b, 4);
+	for (int k = 0; k < 3; k++) {
+		t->w2[k] = rte_cpu_to_be_32((uint32_t)LB_OUTER_TTL << 24 | (uint32_t)proto[k] << 16);
+		t->sum[k] = (uint64_t)t->w1 + t->w2[k] + t->w3;
+	}
 	t->gue_port = conf->gue_port;
 }
 
@@ -150,22 +166,33 @@ lb_encap_write4_tmpl(uint8_t *hdr, const struct lb_encap4_tmpl *t, const struct 
                      uint8_t encap, uint8_t inner_af, uint16_t inner_len, uint8_t tos,
                      uint64_t flow_hash)
 {
-	uint16_t overhead = lb_encap_overhead(LB_AF_INET, encap);
-	uint8_t proto = encap == LB_ENCAP_GUE
-	                        ? LB_PROTO_UDP
-	                        : (inner_af == LB_AF_INET ? LB_PROTO_IPIP : LB_PROTO_IPV6);
-	uint32_t w4;
+	unsigned int k = lb_encap4_kind(encap, inner_af);
+	uint16_t overhead = k == 2 ? LB_IP4_HLEN + LB_UDP_HLEN : LB_IP4_HLEN;
+	uint32_t w0 = rte_cpu_to_be_32(0x45000000u | (uint32_t)tos << 16 |
+	                               (uint16_t)(overhead + inner_len));
+	uint32_t w2 = t->w2[k], w4;
+	uint16_t ck;
+	uint8_t *ip = hdr + LB_ETH_HLEN;
 
 	memcpy(&w4, be->addr.b, 4);
+	ck = lb_cksum_fold32s((uint64_t)w0 + t->sum[k] + w4);
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	w2 |= (uint32_t)ck << 16;
+#else
+	w2 |= ck;
+#endif
 	memcpy(hdr, t->eth, 16); /* bytes 14-15 are rewritten just below */
-	lb_encap_put_ip4w(hdr + LB_ETH_HLEN, tos, (uint16_t)(overhead + inner_len), proto, t->w1,
-	                  t->w3, w4);
-	if (encap == LB_ENCAP_GUE) {
+	memcpy(ip, &w0, 4);
+	memcpy(ip + 4, &t->w1, 4);
+	memcpy(ip + 8, &w2, 4);
+	memcpy(ip + 12, &t->w3, 4);
+	memcpy(ip + 16, &w4, 4);
+	if (k == 2) {
 		/* UDP checksum 0 over IPv4 (RFC 768). */
 		uint16_t u[4] = {rte_cpu_to_be_16(lb_encap_gue_sport(flow_hash)), t->gue_port,
 		                 rte_cpu_to_be_16((uint16_t)(LB_UDP_HLEN + inner_len)), 0};
 
-		memcpy(hdr + LB_ETH_HLEN + LB_IP4_HLEN, u, sizeof(u));
+		memcpy(ip + LB_IP4_HLEN, u, sizeof(u));
 	}
 	return (uint16_t)(LB_ETH_HLEN + overhead);
 }

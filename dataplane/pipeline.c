@@ -299,17 +299,20 @@ vip_acc_flush(struct lb_core_counters *cnt, struct vip_acc *a)
 static inline __attribute__((always_inline)) void
 forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
         const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out,
-        const struct lb_encap4_tmpl *t4, struct vip_acc *acc)
+        const struct lb_encap4_tmpl *t4, struct vip_acc *acc, struct lb_core_counters *cnt,
+        uint16_t mtu, uint16_t *n_fwd)
 {
 	const struct lb_backend *be = &s->backends[bid];
 	const struct lb_vip *v = ps->vip;
 	uint16_t inner_len = ps->info.l3_len;
-	uint16_t overhead = lb_encap_overhead(be->af, v->encap);
+	uint8_t encap = v->encap, be_af = be->af;
+	/* lb_encap_overhead(), as straight-line arithmetic. */
+	uint16_t overhead = (uint16_t)((be_af == LB_AF_INET ? LB_IP4_HLEN : LB_IP6_HLEN) +
+	                               (encap == LB_ENCAP_GUE ? LB_UDP_HLEN : 0));
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
-	struct lb_core_counters *cnt = w->cnt;
 	uint8_t *hdr;
 
-	if ((uint32_t)inner_len + overhead > s->encap.mtu) {
+	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
 		if (icmp_too_big(w, s, m, ps, overhead))
 			out->back[out->n_back++] = m;
 		else
@@ -348,10 +351,10 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 			return;
 		}
 	}
-	if (likely(be->af == LB_AF_INET))
-		lb_encap_write4_tmpl(hdr, t4, be, v->encap, ps->info.key.af, inner_len,
-		                     ps->info.tos, ps->hash);
-	else if (v->encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
+	if (likely(be_af == LB_AF_INET))
+		lb_encap_write4_tmpl(hdr, t4, be, encap, ps->info.key.af, inner_len, ps->info.tos,
+		                     ps->hash);
+	else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
 		gue6_write_chain(w, s, m, hdr, be, ps);
 	else
 		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
@@ -369,7 +372,7 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	}
 	cnt->backend[bid].packets++;
 	cnt->backend[bid].bytes += inner_len;
-	out->fwd[out->n_fwd++] = m;
+	out->fwd[(*n_fwd)++] = m;
 }
 
 /*
@@ -406,7 +409,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 		if (bid == LB_BACKEND_NONE)
 			drop(w, out, m, LB_DROP_NO_BACKEND);
 		else
-			forward(w, s, m, ps, bid, out, t4, NULL);
+			forward(w, s, m, ps, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
 		return;
 	}
 	/* An ICMP error follows its flow but neither refreshes nor creates one. */
@@ -416,7 +419,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 	if (e != NULL) {
 		if (lb_backend_usable(s, v, e->backend, e->gen)) {
 			cnt->flow_hits++;
-			forward(w, s, m, ps, e->backend, out, t4, NULL);
+			forward(w, s, m, ps, e->backend, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
 			return;
 		}
 		cnt->flow_rechosen++;
@@ -427,7 +430,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 	if (bid == LB_BACKEND_NONE)
 		drop(w, out, m, LB_DROP_NO_BACKEND);
 	else
-		forward(w, s, m, ps, bid, out, t4, NULL);
+		forward(w, s, m, ps, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
 }
 
 /*
@@ -472,12 +475,9 @@ hash_burst(const struct lb_snapshot *s, const struct lb_flow_table *ft, struct p
 #ifdef LB_HASH_HAVE_X8
 	if (hash_x8_ok()) {
 		for (; i + 8 <= n; i += 8) {
-			const struct lb_flow_key *k[8];
 			uint64_t h[8];
 
-			for (int j = 0; j < 8; j++)
-				k[j] = &st[i + j].info.key;
-			lb_hash_flow_x8(&s->hkey, k, h);
+			lb_hash_flow_x8s(&s->hkey, &st[i].info.key, sizeof(st[0]), h);
 			for (int j = 0; j < 8; j++) {
 				st[i + j].hash = h[j];
 				rte_prefetch0(lb_flow_bucket_of(ft, lb_flow_sig(h[j])));
@@ -517,6 +517,8 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	struct lb_encap4_tmpl t4;
 	struct vip_acc acc = {0, 0, 0};
 	uint64_t rx_bytes = 0, hits = 0;
+	const uint16_t mtu = s->encap.mtu;
+	uint16_t n_fwd = 0; /* out->n_fwd, kept in a register in pass 2 */
 
 	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
 	if (n > LB_BURST)
@@ -619,7 +621,9 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		uint16_t bid;
 
 		if (unlikely(v == NULL || (ps->info.flags & (LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR)))) {
+			out->n_fwd = n_fwd;
 			pass2_other(w, s, m, ps, out, &t4);
+			n_fwd = out->n_fwd;
 			continue;
 		}
 		sig = lb_flow_sig(ps->hash);
@@ -629,7 +633,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			if (likely(lb_backend_usable(s, v, e->backend, e->gen))) {
 				hits++;
 				lb_flow_touch(e, now, idle);
-				forward(w, s, m, ps, e->backend, out, &t4, &acc);
+				forward(w, s, m, ps, e->backend, out, &t4, &acc, cnt, mtu, &n_fwd);
 				continue;
 			}
 			cnt->flow_rechosen++;
@@ -645,8 +649,9 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			cnt->flow_evictions++;
 		cnt->vip[v->id].new_flows++;
 		cnt->backend[bid].new_flows++;
-		forward(w, s, m, ps, bid, out, &t4, &acc);
+		forward(w, s, m, ps, bid, out, &t4, &acc, cnt, mtu, &n_fwd);
 	}
+	out->n_fwd = n_fwd;
 	cnt->flow_hits += hits;
 	vip_acc_flush(cnt, &acc);
 }

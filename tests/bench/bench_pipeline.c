@@ -391,11 +391,24 @@ preload(struct bench *b, uint32_t n)
  * frames of the flows in draw, one rdtsc pair per stage per burst. Stage
  * inputs come from the previous stage run on the same burst.
  */
-enum { ST_PARSE, ST_VIP, ST_HASH, ST_HASH4, ST_FLOW, ST_MAGLEV, ST_ENCAP, ST_COUNT, ST__N };
+enum {
+	ST_PARSE,
+	ST_VIP,
+	ST_HASH,
+	ST_HASH4,
+	ST_HASH8,
+	ST_FLOW,
+	ST_MAGLEV,
+	ST_ENCAP,
+	ST_ENCAP_T,
+	ST_COUNT1,
+	ST_COUNT,
+	ST__N
+};
 
 static const char *const g_stage_name[ST__N] = {
-        "parse",       "vip_lookup",  "hash",        "hash_x4",
-        "flow_lookup", "maglev_pick", "encap_write", "counters",
+        "parse",       "vip_lookup",  "hash",        "hash_x4",        "hash_x8",  "flow_lookup",
+        "maglev_pick", "encap_write", "encap_tmpl",  "counters_per_pkt", "counters",
 };
 
 static void
@@ -462,6 +475,32 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 			t1 = rte_rdtsc();
 			cyc[ST_HASH4] += t1 - t0;
 			t0 = rte_rdtsc();
+#ifdef LB_HASH_HAVE_X8
+			/* What the pipeline runs where the CPU has AVX-512F (else: as hash_x4). */
+			if (__builtin_cpu_supports("avx512f")) {
+				for (int i = 0; i < LB_BURST; i += 8)
+					lb_hash_flow_x8s(&s->hkey, &info[i].key, sizeof(info[0]),
+					                 &h[i]);
+			} else
+#endif
+#ifdef LB_HASH_HAVE_X4
+			        if (__builtin_cpu_supports("avx2")) {
+				for (int i = 0; i < LB_BURST; i += 4) {
+					const struct lb_flow_key *k[4] = {
+					        &info[i].key, &info[i + 1].key, &info[i + 2].key,
+					        &info[i + 3].key};
+
+					lb_hash_flow_x4(&s->hkey, k, &h[i]);
+				}
+			} else
+#endif
+			{
+				for (int i = 0; i < LB_BURST; i++)
+					h[i] = lb_hash_flow(&s->hkey, &info[i].key);
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_HASH8] += t1 - t0;
+			t0 = rte_rdtsc();
 			for (int i = 0; i < LB_BURST; i++)
 				e[i] = lb_flow_lookup(w->ft, lb_flow_sig(h[i]), w->now);
 			t1 = rte_rdtsc();
@@ -481,6 +520,23 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 			}
 			t1 = rte_rdtsc();
 			cyc[ST_ENCAP] += t1 - t0;
+			/* What the pipeline does: a per-burst template, then per packet. */
+			t0 = rte_rdtsc();
+			{
+				struct lb_encap4_tmpl t4;
+
+				lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
+				for (int i = 0; i < LB_BURST; i++) {
+					uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
+
+					lb_encap_write4_tmpl(hdr[i], &t4, &s->backends[bid],
+					                     vip[i]->encap, info[i].key.af,
+					                     info[i].l3_len, info[i].tos, h[i]);
+				}
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_ENCAP_T] += t1 - t0;
+			/* Counters as the pipeline kept them before: every one per packet. */
 			t0 = rte_rdtsc();
 			for (int i = 0; i < LB_BURST; i++) {
 				uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
@@ -492,6 +548,39 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 				w->cnt->vip[vip[i]->id].bytes += info[i].l3_len;
 				w->cnt->backend[bid].packets++;
 				w->cnt->backend[bid].bytes += info[i].l3_len;
+			}
+			t1 = rte_rdtsc();
+			cyc[ST_COUNT1] += t1 - t0;
+			/* As the pipeline keeps them now: rx, hits and the VIP's packets and
+			 * bytes in registers for the burst (one VIP here), the backends'
+			 * per packet. */
+			t0 = rte_rdtsc();
+			{
+				struct lb_core_counters *cnt = w->cnt;
+				uint64_t rx_bytes = 0, vip_bytes = 0;
+				uint32_t vid = vip[0]->id, vpk = 0;
+
+				for (int i = 0; i < LB_BURST; i++) {
+					uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
+
+					rx_bytes += FRAME_LEN;
+					if (vip[i]->id != vid) {
+						cnt->vip[vid].packets += vpk;
+						cnt->vip[vid].bytes += vip_bytes;
+						vid = vip[i]->id;
+						vpk = 0;
+						vip_bytes = 0;
+					}
+					vpk++;
+					vip_bytes += info[i].l3_len;
+					cnt->backend[bid].packets++;
+					cnt->backend[bid].bytes += info[i].l3_len;
+				}
+				cnt->rx_packets += LB_BURST;
+				cnt->rx_bytes += rx_bytes;
+				cnt->flow_hits += LB_BURST;
+				cnt->vip[vid].packets += vpk;
+				cnt->vip[vid].bytes += vip_bytes;
 			}
 			t1 = rte_rdtsc();
 			cyc[ST_COUNT] += t1 - t0;
@@ -531,7 +620,7 @@ hash_x4_check(const struct lb_snapshot *s)
 #endif
 	uint64_t x = 12345;
 
-	printf("bench_pipeline: hash check: x4 (AVX2) %s, x8 (AVX-512F) %s\n",
+	printf("bench_pipeline: hash check: x4 (AVX2) %s, x8 and x8s (AVX-512F) %s\n",
 	       have4 ? "checked" : "skipped, no AVX2", have8 ? "checked" : "skipped, no AVX-512F");
 	for (int round = 0; round < 50000; round++) {
 		struct lb_flow_key k[8];
@@ -565,6 +654,12 @@ hash_x4_check(const struct lb_snapshot *s)
 			for (int i = 0; i < 8; i++)
 				if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
 					fprintf(stderr, "bench_pipeline: lb_hash_flow_x8 differs\n");
+					return -1;
+				}
+			lb_hash_flow_x8s(&s->hkey, &k[0], sizeof(k[0]), h);
+			for (int i = 0; i < 8; i++)
+				if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
+					fprintf(stderr, "bench_pipeline: lb_hash_flow_x8s differs\n");
 					return -1;
 				}
 		}
