@@ -198,18 +198,30 @@ lb_encap_write4_tmpl(uint8_t *hdr, const struct lb_encap4_tmpl *t, const struct 
 }
 
 /*
- * lb_encap_write() for an IPv4 backend (the outer IPv4 part of it), inline so
- * that the pipeline's per-packet call folds into straight-line stores.
+ * lb_encap_write() for an IPv4 backend (the outer IPv4 part of it), without a
+ * template: what lb_encap_write4_tmpl() writes (test_encap checks both agree).
  */
 static inline uint16_t
 lb_encap_write4(uint8_t *hdr, const struct lb_encap_conf *conf, const uint8_t src_mac[6],
                 const struct lb_backend *be, uint8_t encap, uint8_t inner_af, uint16_t inner_len,
                 uint8_t tos, uint64_t flow_hash)
 {
-	struct lb_encap4_tmpl t;
+	uint16_t overhead = lb_encap_overhead(LB_AF_INET, encap);
+	uint8_t proto = encap == LB_ENCAP_GUE
+	                        ? LB_PROTO_UDP
+	                        : (inner_af == LB_AF_INET ? LB_PROTO_IPIP : LB_PROTO_IPV6);
 
-	lb_encap4_tmpl_init(&t, conf, src_mac);
-	return lb_encap_write4_tmpl(hdr, &t, be, encap, inner_af, inner_len, tos, flow_hash);
+	lb_encap_put_eth(hdr, conf->next_hop_mac, src_mac, RTE_ETHER_TYPE_IPV4);
+	lb_encap_put_ip4(hdr + LB_ETH_HLEN, tos, (uint16_t)(overhead + inner_len), proto,
+	                 &conf->src4, &be->addr);
+	if (encap == LB_ENCAP_GUE) {
+		/* UDP checksum 0 over IPv4 (RFC 768). */
+		uint16_t u[4] = {rte_cpu_to_be_16(lb_encap_gue_sport(flow_hash)), conf->gue_port,
+		                 rte_cpu_to_be_16((uint16_t)(LB_UDP_HLEN + inner_len)), 0};
+
+		memcpy(hdr + LB_ETH_HLEN + LB_IP4_HLEN, u, sizeof(u));
+	}
+	return (uint16_t)(LB_ETH_HLEN + overhead);
 }
 
 /**
