@@ -411,6 +411,25 @@ static const char *const g_stage_name[ST__N] = {
         "maglev_pick", "encap_write", "encap_tmpl",  "counters_per_pkt", "counters",
 };
 
+/* A burst's hashes as the pipeline computes them without AVX-512: x4 with AVX2, else scalar. */
+static void
+hash_x4_burst(const struct lb_snapshot *s, const struct lb_pkt_info *info, uint64_t *h)
+{
+#ifdef LB_HASH_HAVE_X4
+	if (__builtin_cpu_supports("avx2")) {
+		for (int i = 0; i < LB_BURST; i += 4) {
+			const struct lb_flow_key *k[4] = {&info[i].key, &info[i + 1].key,
+			                                  &info[i + 2].key, &info[i + 3].key};
+
+			lb_hash_flow_x4(&s->hkey, k, &h[i]);
+		}
+		return;
+	}
+#endif
+	for (int i = 0; i < LB_BURST; i++)
+		h[i] = lb_hash_flow(&s->hkey, &info[i].key);
+}
+
 static void
 stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t *draw,
            uint32_t n_pkts)
@@ -456,22 +475,8 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 			t1 = rte_rdtsc();
 			cyc[ST_HASH] += t1 - t0;
 			t0 = rte_rdtsc();
-#ifdef LB_HASH_HAVE_X4
 			/* What the pipeline runs where the CPU has AVX2 (else: same as hash). */
-			if (__builtin_cpu_supports("avx2")) {
-				for (int i = 0; i < LB_BURST; i += 4) {
-					const struct lb_flow_key *k[4] = {
-					        &info[i].key, &info[i + 1].key, &info[i + 2].key,
-					        &info[i + 3].key};
-
-					lb_hash_flow_x4(&s->hkey, k, &h[i]);
-				}
-			} else
-#endif
-			{
-				for (int i = 0; i < LB_BURST; i++)
-					h[i] = lb_hash_flow(&s->hkey, &info[i].key);
-			}
+			hash_x4_burst(s, info, h);
 			t1 = rte_rdtsc();
 			cyc[ST_HASH4] += t1 - t0;
 			t0 = rte_rdtsc();
@@ -483,21 +488,7 @@ stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t 
 					                 &h[i]);
 			} else
 #endif
-#ifdef LB_HASH_HAVE_X4
-			        if (__builtin_cpu_supports("avx2")) {
-				for (int i = 0; i < LB_BURST; i += 4) {
-					const struct lb_flow_key *k[4] = {
-					        &info[i].key, &info[i + 1].key, &info[i + 2].key,
-					        &info[i + 3].key};
-
-					lb_hash_flow_x4(&s->hkey, k, &h[i]);
-				}
-			} else
-#endif
-			{
-				for (int i = 0; i < LB_BURST; i++)
-					h[i] = lb_hash_flow(&s->hkey, &info[i].key);
-			}
+				hash_x4_burst(s, info, h);
 			t1 = rte_rdtsc();
 			cyc[ST_HASH8] += t1 - t0;
 			t0 = rte_rdtsc();
