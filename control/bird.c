@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "bird.h"
+#include "clock.h"
 #include "persist.h"
 
 #define RETRY_MIN_MS 100u
@@ -63,14 +64,6 @@ struct lb_bird {
 	char last_error[ERR_LEN];
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---- the prefix set ---- */
 
@@ -204,7 +197,7 @@ static int
 wait_fd(int fd, short events, uint64_t deadline)
 {
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = lb_now_ms();
 		struct pollfd pfd = {.fd = fd, .events = events};
 		int n;
 
@@ -351,7 +344,7 @@ lb_bird_command(const char *socket_path, const char *cmd, uint32_t timeout_ms, c
 		return -ENOMEM;
 	}
 	r->fd = fd;
-	r->deadline = now_ms() + timeout_ms;
+	r->deadline = lb_now_ms() + timeout_ms;
 	/* A Unix socket connects at once or fails (EAGAIN: BIRD's backlog is full). */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		rc = -errno;
@@ -433,7 +426,7 @@ note_failure(struct lb_bird *b, const char *err)
 	b->retry_ms = b->retry_ms == 0
 	                      ? RETRY_MIN_MS
 	                      : (b->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : b->retry_ms * 2);
-	b->retry_at_ms = now_ms() + b->retry_ms;
+	b->retry_at_ms = lb_now_ms() + b->retry_ms;
 }
 
 /* Make the file hold want (n) and BIRD load it; a no-op when both are already so. */
@@ -467,7 +460,7 @@ sync_to(struct lb_bird *b, const struct lb_bird_prefix *want, uint32_t n, char *
 	b->retry_at_ms = 0;
 	b->retry_ms = 0;
 	if (b->drain_pending && b->n_file == 0) {
-		b->last_withdraw_ms = (int64_t)(now_ms() - b->drain_req_ms);
+		b->last_withdraw_ms = (int64_t)(lb_now_ms() - b->drain_req_ms);
 		b->drain_pending = false;
 	}
 	return 0;
@@ -529,7 +522,7 @@ hook_tick(void *arg, const struct lb_snapshot *live)
 	char err[ERR_LEN];
 	uint32_t n;
 
-	if (b->retry_at_ms == 0 || now_ms() < b->retry_at_ms)
+	if (b->retry_at_ms == 0 || lb_now_ms() < b->retry_at_ms)
 		return;
 	n = wanted(b, live);
 	if (sync_to(b, b->scratch, n, err, sizeof(err)) != 0)
@@ -570,7 +563,7 @@ lb_bird_drain(struct lb_bird *b, bool on, const struct lb_snapshot *live, char *
 	uint32_t n;
 
 	if (on && !b->drained) {
-		b->drain_req_ms = now_ms();
+		b->drain_req_ms = lb_now_ms();
 		b->drain_pending = true;
 	}
 	b->drained = on;

@@ -31,6 +31,7 @@
 
 #include "../dataplane/sketch.h"
 #include "control.h"
+#include "clock.h"
 #include "hotkey.h"
 #include "persist.h"
 #include "rpc.h"
@@ -93,7 +94,6 @@ struct lb_control {
 	uint64_t stop_ms;
 };
 
-static uint64_t now_ms(void);
 
 static void
 reclaim(struct lb_control *c, bool wait)
@@ -549,7 +549,7 @@ drain_hooks(struct lb_control *c, bool on)
 	char err[256];
 
 	if (on && !c->drained)
-		c->drained_ms = now_ms();
+		c->drained_ms = lb_now_ms();
 	c->drained = on;
 	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
 		const struct lb_publish_hook *h = &c->p.hooks[i];
@@ -951,14 +951,6 @@ reload(struct lb_control *c)
 			c->p.state_path != NULL ? " and saved" : "");
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int
 cmp_cand(const void *a, const void *b)
@@ -1032,7 +1024,7 @@ hot_process(struct lb_control *c, uint64_t w)
 static void
 hot_tick(struct lb_control *c)
 {
-	uint64_t now = now_ms();
+	uint64_t now = lb_now_ms();
 
 	if (c->hot_pending != 0) {
 		hot_process(c, c->hot_pending);
@@ -1063,7 +1055,7 @@ on_tick(struct lb_control *c)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
-	if (c->stop_ms != 0 && now_ms() >= c->stop_ms)
+	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms)
 		return 2;
 	if (c->p.idle_exit_ms == 0)
 		return 0;
@@ -1089,7 +1081,7 @@ stop_draining(struct lb_control *c, int sig)
 
 	if (!c->drained)
 		drain_hooks(c, true);
-	now = now_ms();
+	now = lb_now_ms();
 	until = c->drained_ms + c->p.drain_wait_ms;
 	c->stop_ms = until > now ? until : now;
 	if (c->stop_ms == 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "clock.h"
 
 #define READ_CHUNK (64u * 1024) /* bytes read per readable client per process call */
 #define KEEP_BUF (64u * 1024)   /* buffers above this are freed once empty */
@@ -49,14 +50,6 @@ struct lb_server {
 	struct client *clients;
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static char *
 builtin_error_reply(int code, const char *message)
@@ -128,7 +121,7 @@ client_flush(struct client *c)
 			return -errno; /* EPIPE, ECONNRESET: the peer is gone */
 		}
 		c->out_head += (size_t)n;
-		c->last_active = now_ms();
+		c->last_active = lb_now_ms();
 	}
 	c->out_head = c->out_len = 0;
 	if (c->out_cap > KEEP_BUF) {
@@ -223,7 +216,7 @@ client_lines(struct lb_server *s, struct client *c)
 			return client_too_large(s, c);
 		if (len == 0 || (len == 1 && line[0] == '\r'))
 			continue; /* a blank line is no request */
-		c->last_active = now_ms();
+		c->last_active = lb_now_ms();
 		rc = client_queue(s, c, s->p.on_request(s->p.arg, line, len), false);
 		if (rc != 0)
 			return rc;
@@ -332,7 +325,7 @@ accept_clients(struct lb_server *s)
 		}
 		c->fd = fd;
 		c->events = EPOLLIN;
-		c->last_active = now_ms();
+		c->last_active = lb_now_ms();
 		ev.data.ptr = c;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);
@@ -372,7 +365,7 @@ lb_server_process(struct lb_server *s)
 void
 lb_server_tick(struct lb_server *s)
 {
-	uint64_t now = now_ms();
+	uint64_t now = lb_now_ms();
 	struct client *c, *next;
 
 	for (c = s->clients; c != NULL; c = next) {
