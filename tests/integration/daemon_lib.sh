@@ -6,6 +6,8 @@
 #                                /var/run/dpdk/PREFIX-*, and removes WORK unless the
 #                                test failed or $KEEPVAR is set (then prints it).
 #   fail MESSAGE...              print "FAIL: MESSAGE" and exit 1.
+#   wait_socket PATH PID         until the control socket PATH accepts connections
+#                                (1 if PID died or after 30 s); needs $PY.
 
 spw_test_begin() {
 	WORK=$(mktemp -d "/tmp/spw-$1.XXXXXX")
@@ -36,4 +38,15 @@ spw_test_cleanup() {
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+wait_socket() {
+	local i
+	for i in $(seq 1 300); do
+		kill -0 "$2" 2>/dev/null || return 1
+		$PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' \
+			"$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -48,17 +48,6 @@ start() {
 	PIDS+=("$PID")
 }
 
-wait_socket() {
-	local i
-	for i in $(seq 1 300); do
-		kill -0 "$2" 2>/dev/null || return 1
-		$PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' \
-			"$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 start a
 PID_A=$PID
 start b

@@ -47,18 +47,6 @@ start() {
 	PIDS+=("$PID")
 }
 
-# wait_socket PATH PID: until PATH accepts connections (or the daemon died).
-wait_socket() {
-	local i
-	for i in $(seq 1 200); do
-		kill -0 "$2" 2>/dev/null || return 1
-		$PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' \
-			"$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # stop PID: SIGTERM, wait, set RC.
 stop() {
 	kill -TERM "$1"
