@@ -182,7 +182,7 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, __u8 *frag)
  */
 static __always_inline bool
 icmp_error_key(void *data, void *data_end, int off, __u8 proto, struct lb_xsk_vip_key *key,
-	       bool *frag)
+               bool *frag)
 {
 	__u8 *icmp = data + off;
 	__u8 type, inner;
@@ -308,8 +308,7 @@ xsk_steer(struct xdp_md *ctx)
 	if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && !frag) {
 		bool qfrag = false;
 
-		if (icmp_error_key(data, data_end, off, proto, &key, &qfrag) &&
-		    is_vip(&key, qfrag))
+		if (icmp_error_key(data, data_end, off, proto, &key, &qfrag) && is_vip(&key, qfrag))
 			goto steer;
 		return count(LB_XSK_CNT_PASS_NOT_L4, XDP_PASS);
 	}

@@ -134,7 +134,7 @@ lb_xsk_maps_from_prog(int prog_fd, struct lb_xsk_maps *out)
 			    mi.value_size == sizeof(struct lb_xsk_vip_value))
 				out->vips_fd = fd;
 			else if (out->stats_fd < 0 && strcmp(mi.name, LB_XSK_MAP_STATS) == 0 &&
-				 mi.max_entries == LB_XSK_CNT_MAX)
+			         mi.max_entries == LB_XSK_CNT_MAX)
 				out->stats_fd = fd;
 			else
 				close(fd);

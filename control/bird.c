@@ -64,7 +64,6 @@ struct lb_bird {
 	char last_error[ERR_LEN];
 };
 
-
 /* ---- the prefix set ---- */
 
 static int
@@ -624,8 +623,8 @@ lb_bird_create(const struct lb_bird_params *p)
 	b->socket_path = strdup(p->socket_path);
 	b->file = calloc(LB_MAX_VIPS, sizeof(*b->file));
 	b->scratch = calloc(LB_MAX_VIPS, sizeof(*b->scratch));
-	if (b->include_path == NULL || b->socket_path == NULL ||
-	    b->file == NULL || b->scratch == NULL) {
+	if (b->include_path == NULL || b->socket_path == NULL || b->file == NULL ||
+	    b->scratch == NULL) {
 		lb_bird_free(b);
 		errno = ENOMEM;
 		return NULL;

@@ -68,7 +68,7 @@ check_keys(struct ctx *c, const char *path, const json_t *obj, const char *const
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)obj, k, v) {
+	json_object_foreach ((json_t *)obj, k, v) {
 		const char *const *a;
 
 		for (a = allowed; *a != NULL; a++)
@@ -108,7 +108,7 @@ get_obj(struct ctx *c, const char *path, const json_t *parent, const char *key, 
 
 static int
 get_str(struct ctx *c, const char *path, const json_t *obj, const char *key, const char **out,
-	int required)
+        int required)
 {
 	json_t *v = json_object_get(obj, key);
 	char p[256];
@@ -127,7 +127,7 @@ get_str(struct ctx *c, const char *path, const json_t *obj, const char *key, con
 
 static int
 get_uint(struct ctx *c, const char *path, const json_t *obj, const char *key, uint64_t min,
-	 uint64_t max, uint64_t *out, int required)
+         uint64_t max, uint64_t *out, int required)
 {
 	json_t *v = json_object_get(obj, key);
 	char p[256];
@@ -144,14 +144,14 @@ get_uint(struct ctx *c, const char *path, const json_t *obj, const char *key, ui
 	i = json_integer_value(v);
 	if (i < 0 || (uint64_t)i < min || (uint64_t)i > max)
 		return fail(c, p, "%lld out of range [%llu, %llu]", (long long)i,
-			    (unsigned long long)min, (unsigned long long)max);
+		            (unsigned long long)min, (unsigned long long)max);
 	*out = (uint64_t)i;
 	return 0;
 }
 
 static int
 get_real(struct ctx *c, const char *path, const json_t *obj, const char *key, double min,
-	 double max, double *out)
+         double max, double *out)
 {
 	json_t *v = json_object_get(obj, key);
 	char p[256];
@@ -187,7 +187,7 @@ get_bool(struct ctx *c, const char *path, const json_t *obj, const char *key, bo
 /* Map a string field to one of a list of names; index in *out. */
 static int
 get_enum(struct ctx *c, const char *path, const json_t *obj, const char *key,
-	 const char *const *names, uint8_t *out)
+         const char *const *names, uint8_t *out)
 {
 	const char *s = NULL;
 	char p[256];
@@ -249,7 +249,7 @@ lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len)
 
 static int
 get_addr(struct ctx *c, const char *path, const json_t *obj, const char *key, uint8_t *af,
-	 union lb_ip *ip, int required)
+         union lb_ip *ip, int required)
 {
 	const char *s = NULL;
 	char p[256];
@@ -273,8 +273,8 @@ static const char *const too_big_names[] = {"icmp", "drop", NULL};
 static int
 parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 {
-	static const char *const keys[] = {"source_v4", "source_v6", "next_hop_mac", "mtu",
-					   "gue_port", "too_big", NULL};
+	static const char *const keys[] = {
+	        "source_v4", "source_v6", "next_hop_mac", "mtu", "gue_port", "too_big", NULL};
 	struct lb_encap_conf *e = &cfg->encap;
 	const char *mac = NULL;
 	json_t *o;
@@ -288,8 +288,9 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	if ((rc = get_obj(c, "", root, "encap", &o)) != 0)
 		return rc;
 	if (o == NULL)
-		return fail(c, "encap", "missing (required: at least source_v4 or source_v6, "
-					"and next_hop_mac)");
+		return fail(c, "encap",
+		            "missing (required: at least source_v4 or source_v6, "
+		            "and next_hop_mac)");
 	if ((rc = check_keys(c, "encap", o, keys)) != 0)
 		return rc;
 	if ((rc = get_addr(c, "encap", o, "source_v4", &af, &e->src4, 0)) != 0)
@@ -320,7 +321,7 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		for (int i = 0; shape && i < 17; i++)
 			shape = (i % 3 == 2) ? mac[i] == ':' : isxdigit((unsigned char)mac[i]) != 0;
 		if (!shape || sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3],
-				     &m[4], &m[5], &tail) != 6)
+		                     &m[4], &m[5], &tail) != 6)
 			return fail(c, "encap.next_hop_mac", "not a MAC address: \"%s\"", mac);
 		for (int i = 0; i < 6; i++)
 			e->next_hop_mac[i] = (uint8_t)m[i];
@@ -342,7 +343,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	static const char *const maglev_keys[] = {"table_size", "seed", NULL};
 	static const char *const flow_keys[] = {"capacity", "tcp_idle_ms", "udp_idle_ms", NULL};
 	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
-					       NULL};
+	                                       NULL};
 	const char *seed = NULL;
 	json_t *o;
 	uint64_t u;
@@ -361,14 +362,14 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 			return rc;
 		if (!lb_is_prime((uint32_t)u))
 			return fail(c, "maglev.table_size", "%llu is not prime",
-				    (unsigned long long)u);
+			            (unsigned long long)u);
 		cfg->table_size = (uint32_t)u;
 		if ((rc = get_str(c, "maglev", o, "seed", &seed, 0)) != 0)
 			return rc;
 		if (seed != NULL) {
 			if (strlen(seed) == 0 || strlen(seed) >= sizeof(cfg->seed))
 				return fail(c, "maglev.seed", "must be 1 to %zu characters",
-					    sizeof(cfg->seed) - 1);
+				            sizeof(cfg->seed) - 1);
 			snprintf(cfg->seed, sizeof(cfg->seed), "%s", seed);
 		}
 	}
@@ -410,8 +411,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		if ((rc = get_uint(c, "hot", o, "window_ms", 1, 60000, &u, 0)) != 0)
 			return rc;
 		cfg->hot.window_ms = (uint32_t)u;
-		if ((rc = get_real(c, "hot", o, "threshold", 1e-6, 1.0, &cfg->hot.threshold)) !=
-		    0)
+		if ((rc = get_real(c, "hot", o, "threshold", 1e-6, 1.0, &cfg->hot.threshold)) != 0)
 			return rc;
 		if ((rc = get_real(c, "hot", o, "epsilon", 1e-3, 100.0, &cfg->hot.epsilon)) != 0)
 			return rc;
@@ -421,7 +421,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 
 static int
 parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
-	      struct lb_cfg_backend *b)
+              struct lb_cfg_backend *b)
 {
 	static const char *const keys[] = {"address", "weight", "name", "state", NULL};
 	const char *name = NULL;
@@ -539,11 +539,13 @@ check_duplicates(struct ctx *c, const char *path, const struct lb_cfg_vip *v)
 
 		snprintf(bp, sizeof(bp), "%s[%u]", path, best_i);
 		if (addr_dup[best_i] == best_j)
-			rc = fail(c, bp, "duplicate backend address (also at %s[%u])", path, best_j);
+			rc = fail(c, bp, "duplicate backend address (also at %s[%u])", path,
+			          best_j);
 		else
-			rc = fail(c, bp, "duplicate backend identity \"%s\" (also at %s[%u])",
-				  lb_cfg_backend_identity(&v->backends[best_i], ident, sizeof(ident)),
-				  path, best_j);
+			rc = fail(
+			        c, bp, "duplicate backend identity \"%s\" (also at %s[%u])",
+			        lb_cfg_backend_identity(&v->backends[best_i], ident, sizeof(ident)),
+			        path, best_j);
 	}
 out:
 	free(k);
@@ -554,10 +556,10 @@ out:
 
 static int
 parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
-	  struct lb_cfg_vip *v, uint32_t *next_backend_id)
+          struct lb_cfg_vip *v, uint32_t *next_backend_id)
 {
-	static const char *const keys[] = {"address", "port", "protocol", "key", "encap",
-					   "backends", NULL};
+	static const char *const keys[] = {"address", "port",     "protocol", "key",
+	                                   "encap",   "backends", NULL};
 	json_t *arr;
 	uint64_t u = 0;
 	uint8_t proto = 0;
@@ -609,7 +611,7 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 			return -ENOSPC;
 		}
 		v->backends = calloc(json_array_size(arr) ? json_array_size(arr) : 1,
-				     sizeof(*v->backends));
+		                     sizeof(*v->backends));
 		if (v->backends == NULL) {
 			fail(c, p, "out of memory");
 			return -ENOMEM;
@@ -668,7 +670,8 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 		fail(&c, "maglev.table_size",
 		     "%zu VIPs x %u slots is over the budget of all Maglev tables (%llu slots, "
 		     "%llu MiB): use a smaller table_size or fewer VIPs",
-		     json_array_size(vips), cfg->table_size, (unsigned long long)LB_MAGLEV_MAX_SLOTS,
+		     json_array_size(vips), cfg->table_size,
+		     (unsigned long long)LB_MAGLEV_MAX_SLOTS,
 		     (unsigned long long)(LB_MAGLEV_MAX_SLOTS * 2 >> 20));
 		goto error;
 	}
@@ -691,10 +694,11 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 			for (size_t j = 0; j < i; j++) {
 				const struct lb_cfg_vip *o = &cfg->vips[j];
 
-				if (o->af == v->af && o->proto == v->proto &&
-				    o->port == v->port && memcmp(&o->addr, &v->addr, 16) == 0) {
-					fail(&c, p, "duplicate VIP (same address, port and "
-						    "protocol as vips[%zu])",
+				if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
+				    memcmp(&o->addr, &v->addr, 16) == 0) {
+					fail(&c, p,
+					     "duplicate VIP (same address, port and "
+					     "protocol as vips[%zu])",
 					     j);
 					goto error;
 				}
@@ -801,7 +805,7 @@ lb_config_load_file(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, je.text);
 		else
 			snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", path, je.line,
-				 je.column, je.text);
+			         je.column, je.text);
 		return NULL;
 	}
 	cfg = lb_config_from_json(root, err, errlen);
@@ -865,30 +869,30 @@ lb_config_to_json(const struct lb_config *cfg)
 
 	if (e->has_src4)
 		json_object_set_new(encap, "source_v4",
-				    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
+		                    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
 	if (e->has_src6)
 		json_object_set_new(encap, "source_v6",
-				    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
+		                    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
 	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", e->next_hop_mac[0],
-		 e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
-		 e->next_hop_mac[5]);
+	         e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
+	         e->next_hop_mac[5]);
 	json_object_set_new(encap, "next_hop_mac", json_string(buf));
 	json_object_set_new(encap, "mtu", json_integer(e->mtu));
 	json_object_set_new(encap, "gue_port", json_integer(ntohs(e->gue_port)));
 	json_object_set_new(encap, "too_big", json_string(too_big_names[e->too_big]));
 	json_object_set_new(root, "encap", encap);
 	json_object_set_new(root, "maglev",
-			    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
-				      "seed", cfg->seed));
+	                    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
+	                              "seed", cfg->seed));
 	json_object_set_new(root, "flows",
-			    json_pack("{s:i, s:i, s:i}", "capacity",
-				      (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
-				      (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
-				      (json_int_t)cfg->flows.udp_idle_ms));
+	                    json_pack("{s:i, s:i, s:i}", "capacity",
+	                              (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
+	                              (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
+	                              (json_int_t)cfg->flows.udp_idle_ms));
 	json_object_set_new(root, "hot",
-			    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
-				      "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
-				      cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
+	                    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
+	                              "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
+	                              cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
 	for (uint32_t i = 0; i < cfg->n_vips; i++)
 		json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i]));
 	json_object_set_new(root, "vips", vips);

@@ -26,20 +26,20 @@ struct lb_cfg_backend {
 	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
 	union lb_ip addr;
 	uint8_t af;
-	uint8_t state;   /* enum lb_backend_state */
-	uint16_t id;     /* registry slot (lb_snapshot.backends index) */
-	uint16_t gen;    /* generation of that slot */
+	uint8_t state; /* enum lb_backend_state */
+	uint16_t id;   /* registry slot (lb_snapshot.backends index) */
+	uint16_t gen;  /* generation of that slot */
 	uint32_t weight;
 };
 
 struct lb_cfg_vip {
 	union lb_ip addr;
 	uint8_t af;
-	uint8_t proto;     /* IPPROTO_TCP / IPPROTO_UDP */
-	uint16_t port;     /* host byte order; 0 = any port */
-	uint8_t key_mode;  /* enum lb_key_mode */
-	uint8_t encap;     /* enum lb_encap_type */
-	uint16_t id;       /* stable VIP id (counter index) */
+	uint8_t proto;    /* IPPROTO_TCP / IPPROTO_UDP */
+	uint16_t port;    /* host byte order; 0 = any port */
+	uint8_t key_mode; /* enum lb_key_mode */
+	uint8_t encap;    /* enum lb_encap_type */
+	uint16_t id;      /* stable VIP id (counter index) */
 	uint32_t n_backends;
 	struct lb_cfg_backend *backends;
 };
@@ -49,7 +49,7 @@ struct lb_config {
 	char seed[LB_SEED_MAX];
 	uint32_t table_size;
 	struct {
-		uint32_t capacity;     /* entries per worker */
+		uint32_t capacity; /* entries per worker */
 		uint32_t tcp_idle_ms;
 		uint32_t udp_idle_ms;
 	} flows;

@@ -42,7 +42,7 @@
 #define TICK_MS 10
 #define RETIRE_MAX 64
 #define PUB_SAMPLES 1024
-#define HOT_CANDS_PER_CORE 256 /* candidates read from each core per window */
+#define HOT_CANDS_PER_CORE 256      /* candidates read from each core per window */
 #define PUB_WAIT_MAX_NS 50000000ull /* give up waiting for a stuck worker after 50 ms */
 
 struct retired {
@@ -94,7 +94,6 @@ struct lb_control {
 	uint64_t stop_ms;
 };
 
-
 static void
 reclaim(struct lb_control *c, bool wait)
 {
@@ -141,13 +140,12 @@ static int
 cmp_backend_ptr(const void *a, const void *b)
 {
 	return cmp_backend(*(const struct lb_cfg_backend *const *)a,
-			   *(const struct lb_cfg_backend *const *)b);
+	                   *(const struct lb_cfg_backend *const *)b);
 }
 
 /* The backend of sorted (n entries, by cmp_backend) with b's identity, or NULL. */
 static const struct lb_cfg_backend *
-find_backend(const struct lb_cfg_backend *const *sorted, uint32_t n,
-	     const struct lb_cfg_backend *b)
+find_backend(const struct lb_cfg_backend *const *sorted, uint32_t n, const struct lb_cfg_backend *b)
 {
 	uint32_t lo = 0, hi = n;
 
@@ -273,7 +271,7 @@ persist(const struct lb_control *c, const struct lb_config *cfg, char *err, size
 	json_decref(doc);
 	if (rc != 0 && err[0] == '\0')
 		snprintf(err, errlen, "%s: cannot write the state file: %s", c->p.state_path,
-			 strerror(-rc));
+		         strerror(-rc));
 	return rc;
 }
 
@@ -328,8 +326,9 @@ publish_json(const struct lb_control *c)
 	json_object_set_new(o, "build_us", json_real((double)c->build_ns / 1000.0));
 	if (n == 0)
 		return o;
-	json_object_set_new(o, "last_us",
-			    json_real((double)c->pub_ns[(c->pub_count - 1) % PUB_SAMPLES] / 1000.0));
+	json_object_set_new(
+	        o, "last_us",
+	        json_real((double)c->pub_ns[(c->pub_count - 1) % PUB_SAMPLES] / 1000.0));
 	memcpy(v, c->pub_ns, n * sizeof(v[0]));
 	qsort(v, n, sizeof(v[0]), cmp_u64);
 	json_object_set_new(o, "p50_us", json_real((double)v[n / 2] / 1000.0));
@@ -386,14 +385,14 @@ build(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errle
 /* Run every hook's before (after == false) or after step; failures are logged. */
 static void
 run_hooks(struct lb_control *c, bool after, const struct lb_snapshot *next,
-	  const struct lb_snapshot *prev)
+          const struct lb_snapshot *prev)
 {
 	char err[256];
 
 	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
 		const struct lb_publish_hook *h = &c->p.hooks[i];
 		int (*fn)(void *, const struct lb_snapshot *, const struct lb_snapshot *, char *,
-			  size_t) = after ? h->after : h->before;
+		          size_t) = after ? h->after : h->before;
 
 		if (fn == NULL)
 			continue;
@@ -513,7 +512,7 @@ ops_save(void *arg, char *err, size_t errlen)
 
 	if (c->p.state_path == NULL) {
 		snprintf(err, errlen,
-			 "no state file configured (start spillwayd with --state FILE)");
+		         "no state file configured (start spillwayd with --state FILE)");
 		return -ENOENT;
 	}
 	rc = persist(c, c->cfg, err, errlen);
@@ -536,7 +535,7 @@ hooks_json(const struct lb_control *c)
 		if (o == NULL)
 			o = json_object();
 		json_object_set_new(o, "failures",
-				    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
+		                    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
 		json_object_set_new(hooks, h->name, o);
 	}
 	return hooks;
@@ -561,7 +560,7 @@ drain_hooks(struct lb_control *c, bool on)
 			if (c->hook_fail != NULL)
 				c->hook_fail[i]++;
 			fprintf(stderr, "spillwayd: %s: %s: %s (retrying)\n", h->name,
-				on ? "drain" : "undrain", err);
+			        on ? "drain" : "undrain", err);
 		}
 	}
 }
@@ -578,11 +577,11 @@ ops_drain(void *arg, bool on)
 	} else {
 		drain_hooks(c, on);
 		fprintf(stderr, "spillwayd: %s\n",
-			on ? "drained: routes withdrawn, still forwarding"
-			   : "undrained: routes announced");
+		        on ? "drained: routes withdrawn, still forwarding"
+		           : "undrained: routes announced");
 	}
 	return json_pack("{s:b, s:b, s:o}", "drained", c->drained, "stopping", c->stop_ms != 0,
-			 "hooks", hooks_json(c));
+	                 "hooks", hooks_json(c));
 }
 
 static char *
@@ -608,8 +607,8 @@ vip_ref_json(const struct lb_vip *v)
 	char buf[64];
 
 	return json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(v->af, &v->addr, buf, 64),
-			 "port", (json_int_t)ntohs(v->port), "protocol",
-			 v->proto == IPPROTO_TCP ? "tcp" : "udp");
+	                 "port", (json_int_t)ntohs(v->port), "protocol",
+	                 v->proto == IPPROTO_TCP ? "tcp" : "udp");
 }
 
 /* The key as the VIP's key mode sees it. */
@@ -626,7 +625,7 @@ key_json(const struct lb_vip *v, const struct lb_flow_key *k)
 		json_object_set_new(o, "sport", json_integer(ntohs(k->sport)));
 		json_object_set_new(o, "dst", json_string(lb_ip_to_str(k->af, &k->dst, buf, 64)));
 		json_object_set_new(o, "protocol",
-				    json_string(k->proto == IPPROTO_TCP ? "tcp" : "udp"));
+		                    json_string(k->proto == IPPROTO_TCP ? "tcp" : "udp"));
 	}
 	return o;
 }
@@ -638,8 +637,8 @@ hot_params_json(const struct lb_control *c)
 
 	lb_hotkey_get_params(c->hot, &hp);
 	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
-			 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
-			 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hot_window_ms);
+	                 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
+	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hot_window_ms);
 }
 
 static json_t *
@@ -653,7 +652,8 @@ ops_hot_list(void *arg)
 	json_t *counters = lb_hotkey_counters_json(c->hot);
 	char buf[64];
 
-	json_object_set_new(counters, "missed_core_windows", json_integer((json_int_t)c->hot_missed));
+	json_object_set_new(counters, "missed_core_windows",
+	                    json_integer((json_int_t)c->hot_missed));
 	json_object_set_new(root, "params", hot_params_json(c));
 	json_object_set_new(root, "window", json_integer((json_int_t)c->hot_window));
 	json_object_set_new(root, "counters", counters);
@@ -666,13 +666,14 @@ ops_hot_list(void *arg)
 		for (uint16_t r = 0; r < o[i].n_replicas; r++) {
 			const struct lb_backend *b = &s->backends[o[i].replicas[r]];
 
-			json_array_append_new(reps, json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
+			json_array_append_new(reps,
+			                      json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
 		}
 		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)o[i].key_hash);
 		e = json_pack("{s:o, s:o, s:s, s:f, s:o, s:I, s:b}", "vip", vip_ref_json(v), "key",
-			      key_json(v, &o[i].key), "key_hash", buf, "share", o[i].share,
-			      "replicas", reps, "since_window", (json_int_t)o[i].since_window,
-			      "pinned", o[i].pinned);
+		              key_json(v, &o[i].key), "key_hash", buf, "share", o[i].share,
+		              "replicas", reps, "since_window", (json_int_t)o[i].since_window,
+		              "pinned", o[i].pinned);
 		json_array_append_new(arr, e);
 	}
 	json_object_set_new(root, "overrides", arr);
@@ -688,9 +689,9 @@ ops_hot_events(void *arg)
 	size_t i;
 
 	/* Name VIPs as clients do, by address, port and protocol. */
-	json_array_foreach(ev, i, e) {
-		const struct lb_vip *v = snap_vip(s, (uint16_t)json_integer_value(
-							json_object_get(e, "vip_id")));
+	json_array_foreach (ev, i, e) {
+		const struct lb_vip *v =
+		        snap_vip(s, (uint16_t)json_integer_value(json_object_get(e, "vip_id")));
 
 		if (v != NULL)
 			json_object_set_new(e, "vip", vip_ref_json(v));
@@ -723,8 +724,9 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 		hp.demote_windows = (uint32_t)json_integer_value(v);
 	rc = lb_hotkey_set_params(c->hot, &hp);
 	if (rc != 0) {
-		snprintf(err, errlen, "invalid hot-key parameters (threshold_low must not exceed "
-				      "threshold)");
+		snprintf(err, errlen,
+		         "invalid hot-key parameters (threshold_low must not exceed "
+		         "threshold)");
 		return rc;
 	}
 	if ((v = json_object_get(params, "window_ms")) != NULL)
@@ -734,7 +736,7 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 
 static int
 ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r, bool pin,
-	    char *err, size_t errlen)
+            char *err, size_t errlen)
 {
 	struct lb_control *c = arg;
 	const struct lb_snapshot *s = *c->p.snap;
@@ -749,11 +751,12 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 	}
 	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
 	rc = pin ? lb_hotkey_pin(c->hot, s, vip_id, kh, key, r, c->hot_window)
-		 : lb_hotkey_unpin(c->hot, vip_id, kh);
+	         : lb_hotkey_unpin(c->hot, vip_id, kh);
 	if (rc != 0) {
-		snprintf(err, errlen, "%s", rc == -ENOENT ? "no override for that key"
-				       : rc == -ENOSPC ? "override table full"
-						       : strerror(-rc));
+		snprintf(err, errlen, "%s",
+		         rc == -ENOENT   ? "no override for that key"
+		         : rc == -ENOSPC ? "override table full"
+		                         : strerror(-rc));
 		return rc;
 	}
 	ns = build(c, c->cfg, err, errlen);
@@ -768,11 +771,11 @@ static int
 hot_create(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
 {
 	struct lb_hot_params hp = {
-		.threshold = cfg->hot.threshold,
-		.threshold_low = cfg->hot.threshold / 2,
-		.demote_windows = 5,
-		.epsilon = cfg->hot.epsilon,
-		.ewma_alpha = 0.5,
+	        .threshold = cfg->hot.threshold,
+	        .threshold_low = cfg->hot.threshold / 2,
+	        .demote_windows = 5,
+	        .epsilon = cfg->hot.epsilon,
+	        .ewma_alpha = 0.5,
 	};
 
 	c->hot = lb_hotkey_create(&hp);
@@ -784,7 +787,7 @@ hot_create(struct lb_control *c, const struct lb_config *cfg, char *err, size_t 
 	if (c->hot == NULL || c->hot_prev == NULL || c->hot_load == NULL ||
 	    c->hot_vip_total == NULL || c->hot_cands == NULL || c->hot_merged == NULL) {
 		snprintf(err, errlen, "hot keys: cannot create the controller: %s",
-			 strerror(errno ? errno : ENOMEM));
+		         strerror(errno ? errno : ENOMEM));
 		return -ENOMEM;
 	}
 	c->hot_window_ms = cfg->hot.window_ms;
@@ -808,7 +811,7 @@ hot_destroy(struct lb_control *c)
 
 struct lb_control *
 lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char *err,
-		  size_t errlen)
+                  size_t errlen)
 {
 	struct lb_control *c = calloc(1, sizeof(*c));
 
@@ -822,12 +825,12 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	if (c->p.n_hooks > 0)
 		c->hook_fail = calloc(c->p.n_hooks, sizeof(*c->hook_fail));
 	c->ops = (struct lb_rpc_ops){
-		.arg = c,
-		.config = ops_config,
-		.apply = ops_apply,
-		.stats = ops_stats,
-		.snapshot = ops_snapshot,
-		.save = ops_save,
+	        .arg = c,
+	        .config = ops_config,
+	        .apply = ops_apply,
+	        .stats = ops_stats,
+	        .snapshot = ops_snapshot,
+	        .save = ops_save,
 	};
 	for (unsigned int i = 0; i < c->p.n_hooks; i++)
 		if (c->p.hooks[i].drain != NULL)
@@ -843,9 +846,10 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		int n = lb_persist_cleanup(c->p.state_path);
 
 		if (n > 0)
-			fprintf(stderr, "spillwayd: removed %d temporary file(s) of %s left by a "
-					"crash\n",
-				n, c->p.state_path);
+			fprintf(stderr,
+			        "spillwayd: removed %d temporary file(s) of %s left by a "
+			        "crash\n",
+			        n, c->p.state_path);
 	}
 	if (apply(c, cfg, false, err, errlen) != 0) {
 		hot_destroy(c);
@@ -858,12 +862,12 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		goto fail;
 	if (c->p.control_path != NULL) {
 		struct lb_server_params sp = {
-			.path = c->p.control_path,
-			.mode = c->p.control_mode,
-			.group = c->p.control_group,
-			.on_request = on_request,
-			.error_reply = lb_rpc_error_reply,
-			.arg = c,
+		        .path = c->p.control_path,
+		        .mode = c->p.control_mode,
+		        .group = c->p.control_group,
+		        .on_request = on_request,
+		        .error_reply = lb_rpc_error_reply,
+		        .arg = c,
 		};
 
 		c->server = lb_server_create(&sp, err, errlen);
@@ -913,7 +917,7 @@ lb_control_stats(const struct lb_control *c)
 		uint64_t g = __atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE);
 
 		json_object_set_new(json_array_get(cores, i), "snapshot_gen",
-				    json_integer((json_int_t)g));
+		                    json_integer((json_int_t)g));
 	}
 	return root;
 }
@@ -947,10 +951,9 @@ reload(struct lb_control *c)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 	else
 		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s\n",
-			(unsigned long long)c->generation,
-			c->p.state_path != NULL ? " and saved" : "");
+		        (unsigned long long)c->generation,
+		        c->p.state_path != NULL ? " and saved" : "");
 }
-
 
 static int
 cmp_cand(const void *a, const void *b)
@@ -980,7 +983,7 @@ hot_process(struct lb_control *c, uint64_t w)
 		uint32_t k = 0;
 
 		if (!lb_sketch_read(c->p.sketches[i], w, c->hot_cands + n, HOT_CANDS_PER_CORE, &k,
-				    totals)) {
+		                    totals)) {
 			c->hot_missed++;
 			continue;
 		}
@@ -1006,7 +1009,8 @@ hot_process(struct lb_control *c, uint64_t w)
 		uint64_t cur = 0;
 
 		for (unsigned int i = 0; i < c->p.n_cores; i++)
-			cur += __atomic_load_n(&c->p.cores[i]->backend[id].packets, __ATOMIC_RELAXED);
+			cur += __atomic_load_n(&c->p.cores[i]->backend[id].packets,
+			                       __ATOMIC_RELAXED);
 		c->hot_load[id] = cur - c->hot_prev[id];
 		c->hot_prev[id] = cur;
 	}
@@ -1087,9 +1091,9 @@ stop_draining(struct lb_control *c, int sig)
 	if (c->stop_ms == 0)
 		c->stop_ms = 1;
 	fprintf(stderr,
-		"spillwayd: %s: routes withdrawn, forwarding for %llu ms more, then stopping "
-		"(send it again to stop now)\n",
-		strsignal(sig), (unsigned long long)(c->stop_ms - now));
+	        "spillwayd: %s: routes withdrawn, forwarding for %llu ms more, then stopping "
+	        "(send it again to stop now)\n",
+	        strsignal(sig), (unsigned long long)(c->stop_ms - now));
 }
 
 int
@@ -1145,7 +1149,7 @@ lb_control_run(struct lb_control *c)
 				}
 				if (t) {
 					fprintf(stderr, "spillwayd: idle for %u ms, stopping\n",
-						c->p.idle_exit_ms);
+					        c->p.idle_exit_ms);
 					goto out;
 				}
 			} else if (c->server != NULL && evs[i].data.fd == lb_server_fd(c->server)) {
@@ -1165,7 +1169,7 @@ lb_control_run(struct lb_control *c)
 						continue;
 					}
 					fprintf(stderr, "spillwayd: %s, stopping\n",
-						strsignal((int)si.ssi_signo));
+					        strsignal((int)si.ssi_signo));
 					goto out;
 				}
 			}

@@ -38,10 +38,10 @@ struct lb_publish_hook {
 	void *arg;
 	/* Before next is stored for the workers; prev is the live snapshot. */
 	int (*before)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
-		      char *err, size_t errlen);
+	              char *err, size_t errlen);
 	/* After every worker runs next (prev is retired but not yet freed). */
 	int (*after)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
-		     char *err, size_t errlen);
+	             char *err, size_t errlen);
 	/* Periodic work on the control timer (every ~10 ms), may be NULL. */
 	void (*tick)(void *arg, const struct lb_snapshot *live);
 	/* The hook's own counters for the stats document, may be NULL. */
@@ -60,12 +60,12 @@ struct lb_control_params {
 	mode_t control_mode;       /* 0: 0660 */
 	const char *control_group; /* group name or gid, or NULL */
 	struct rte_rcu_qsbr *qsv;
-	struct lb_snapshot **snap;        /* the pointer workers read */
-	volatile bool *stop;              /* set to stop the workers */
+	struct lb_snapshot **snap; /* the pointer workers read */
+	volatile bool *stop;       /* set to stop the workers */
 	const struct lb_core_counters *const *cores;
 	const unsigned int *lcores;
 	unsigned int n_cores;
-	uint32_t idle_exit_ms;            /* 0: run until a signal */
+	uint32_t idle_exit_ms; /* 0: run until a signal */
 	/* Hot keys: each worker's sketch (NULL: hot keys off) and the open window
 	 * number the workers poll. */
 	struct lb_sketch *const *sketches;
@@ -92,7 +92,7 @@ struct lb_control_params {
  * @return the control object, or NULL with a reason in err.
  */
 struct lb_control *lb_control_create(const struct lb_control_params *p, struct lb_config *cfg,
-				     char *err, size_t errlen);
+                                     char *err, size_t errlen);
 
 /**
  * Run the event loop until SIGTERM/SIGINT (or the idle-exit timeout). Blocks;

@@ -20,15 +20,15 @@
 #include "../dataplane/snapshot.h"
 
 #define LB_HOT_MAX_OVERRIDES 1024
-#define LB_HOT_MAX_EVENTS 256 /* ring of recent promotions/demotions/re-plans */
+#define LB_HOT_MAX_EVENTS 256   /* ring of recent promotions/demotions/re-plans */
 #define LB_HOT_MAX_REPLICAS 256 /* a key spreads over at most this many backends */
 
 struct lb_hot_params {
-	double threshold;       /* φ: promote when share >= φ (default 0.01) */
-	double threshold_low;   /* demote when share < this ... (default φ/2) */
+	double threshold;        /* φ: promote when share >= φ (default 0.01) */
+	double threshold_low;    /* demote when share < this ... (default φ/2) */
 	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
-	double epsilon;         /* c = 1 + ε: the load cap factor (default 0.25) */
-	double ewma_alpha;      /* weight of the newest window in backend loads (default 0.5) */
+	double epsilon;          /* c = 1 + ε: the load cap factor (default 0.25) */
+	double ewma_alpha;       /* weight of the newest window in backend loads (default 0.5) */
 };
 
 /* One merged candidate of a closed window (sum over cores). */
@@ -44,10 +44,10 @@ struct lb_hot_override {
 	uint16_t vip_id;
 	uint64_t key_hash;
 	struct lb_flow_key key;
-	double share;           /* latest measured share of its VIP */
-	uint64_t since_window;  /* window of promotion */
-	uint32_t low_windows;   /* consecutive windows below threshold_low */
-	bool pinned;            /* set by an operator: never demoted automatically */
+	double share;          /* latest measured share of its VIP */
+	uint64_t since_window; /* window of promotion */
+	uint32_t low_windows;  /* consecutive windows below threshold_low */
+	bool pinned;           /* set by an operator: never demoted automatically */
 	uint16_t n_replicas;
 	uint16_t replicas[LB_HOT_MAX_REPLICAS]; /* backend ids, home first */
 };
@@ -77,8 +77,8 @@ void lb_hotkey_get_params(const struct lb_hotkey *h, struct lb_hot_params *p);
  *   then publishes a new snapshot).
  */
 bool lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
-		      const uint64_t *vip_total, const struct lb_hot_candidate *c, uint32_t n_c,
-		      uint64_t window);
+                      const uint64_t *vip_total, const struct lb_hot_candidate *c, uint32_t n_c,
+                      uint64_t window);
 
 /** The current overrides (valid until the next call that changes them). */
 uint32_t lb_hotkey_overrides(const struct lb_hotkey *h, const struct lb_hot_override **out);
@@ -89,10 +89,11 @@ uint32_t lb_hotkey_overrides(const struct lb_hotkey *h, const struct lb_hot_over
  * unknown VIP, -ENOSPC when the table is full.
  */
 int lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
-		  uint64_t key_hash, const struct lb_flow_key *key, uint16_t r, uint64_t window);
+                  uint64_t key_hash, const struct lb_flow_key *key, uint16_t r, uint64_t window);
 int lb_hotkey_unpin(struct lb_hotkey *h, uint16_t vip_id, uint64_t key_hash);
 
-/** Recent events as a JSON array: {"window", "event", "vip_id", "key_hash", "share", "replicas"}. */
+/** Recent events as a JSON array: {"window", "event", "vip_id", "key_hash", "share", "replicas"}.
+ */
 json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /** Counters: {"promotions", "demotions", "replans", "active"}. */
@@ -106,7 +107,7 @@ json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
  * Exposed for tests. @return the number found (<= r).
  */
 uint16_t lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v,
-			      uint64_t key_hash, uint16_t *out, uint16_t max);
+                              uint64_t key_hash, uint16_t *out, uint16_t max);
 
 /** r = ceil(N p / (c - 1 + p)), at most min(N, LB_HOT_MAX_REPLICAS), at least 1. */
 uint32_t lb_hotkey_replicas(uint32_t n_backends, double share, double c);

@@ -272,7 +272,7 @@ struct fill {
 	uint64_t *claimed; /* bitmap of taken slots */
 	/* Tail phase: the last tail_slots slots are found by nearest_free. */
 	uint32_t tail_slots;
-	unsigned int width; /* candidates per probe step: 4, 8 (probe8) or 16 (probe16) */
+	unsigned int width;   /* candidates per probe step: 4, 8 (probe8) or 16 (probe16) */
 	uint32_t nfree;       /* entries in free_slots */
 	uint32_t *free_slots; /* unclaimed slots, unordered */
 	uint64_t *rank;       /* per backend: floor(skip^-1 * 2^64 / M), 0 until needed */
@@ -477,7 +477,8 @@ nearest_free16(const uint32_t *free_slots, uint32_t nfree, uint64_t c, uint64_t 
 	uint32_t k = 0;
 
 	for (; k + 8 <= nfree; k += 8) {
-		__m512i s = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)&free_slots[k]));
+		__m512i s =
+		        _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)&free_slots[k]));
 		__m512i x = _mm512_sub_epi64(s, vc);
 		__m512i key;
 
@@ -540,8 +541,8 @@ probe_any(const uint64_t *claimed, uint64_t c, const uint32_t *st, uint64_t m, u
  * (the stores to cur[] and claimed[] could otherwise alias the fields).
  */
 static inline __attribute__((always_inline)) uint64_t
-claim_walk(uint64_t *claimed, uint32_t *cur, const uint32_t *mult, uint64_t m,
-           unsigned int width, uint32_t i, bool mid)
+claim_walk(uint64_t *claimed, uint32_t *cur, const uint32_t *mult, uint64_t m, unsigned int width,
+           uint32_t i, bool mid)
 {
 	const uint32_t *st = &mult[MULTS * (size_t)i];
 	uint64_t c = cur[i]; /* 64-bit so c + skip cannot wrap for M near 2^32 */
@@ -554,7 +555,8 @@ claim_walk(uint64_t *claimed, uint32_t *cur, const uint32_t *mult, uint64_t m,
 		 * and pick the first free one without a branch; only if all four
 		 * are taken (rare here) go on probing from the fourth.
 		 */
-		const uint64_t c1 = step(c, st[0], m), c2 = step(c, st[1], m), c3 = step(c, st[2], m);
+		const uint64_t c1 = step(c, st[0], m), c2 = step(c, st[1], m),
+		               c3 = step(c, st[2], m);
 		const uint64_t f0 = is_free(claimed, c), f1 = is_free(claimed, c1);
 		const uint64_t f2 = is_free(claimed, c2), f3 = is_free(claimed, c3);
 
@@ -676,7 +678,8 @@ run_fill_even(struct fill *f, uint16_t *table)
 			if (last && f->quota[i] <= r)
 				continue;
 			if (turn < walk_end) {
-				c = claim_walk(claimed, cur, mult, m, width, i, turn >= mid_lo && turn < mid_hi);
+				c = claim_walk(claimed, cur, mult, m, width, i,
+				               turn >= mid_lo && turn < mid_hi);
 			} else {
 				if (turn == walk_end)
 					f->nfree = collect_free(claimed, m, f->free_slots);

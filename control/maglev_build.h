@@ -16,10 +16,10 @@
 #include "../dataplane/hash.h"
 
 struct lb_maglev_backend {
-	const void *identity;  /* stable identity bytes: configured name or address text */
+	const void *identity; /* stable identity bytes: configured name or address text */
 	size_t identity_len;
-	uint32_t weight;       /* 0 = not in the table */
-	uint16_t id;           /* value written into the table's slots */
+	uint32_t weight; /* 0 = not in the table */
+	uint16_t id;     /* value written into the table's slots */
 };
 
 /**
@@ -36,7 +36,7 @@ struct lb_maglev_backend {
  *   backends share an identity; -ENOMEM.
  */
 int lb_maglev_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backends,
-		    uint32_t n, uint32_t table_size, uint16_t *table);
+                    uint32_t n, uint32_t table_size, uint16_t *table);
 
 /**
  * For tests and benchmarks: cap the number of candidate slots the fill tests

@@ -64,8 +64,8 @@ open_dir(const char *path)
 
 /* Write a then b (either may be empty) to path atomically and durably, with mode. */
 static int
-write_atomic(const char *path, const char *a, size_t alen, const char *b, size_t blen,
-	     mode_t mode, char *err, size_t errlen)
+write_atomic(const char *path, const char *a, size_t alen, const char *b, size_t blen, mode_t mode,
+             char *err, size_t errlen)
 {
 	char *tmp = NULL;
 	int fd = -1, dfd = -1, rc;
@@ -140,7 +140,7 @@ cleanup:
 
 int
 lb_persist_write_text(const char *path, const char *text, size_t len, mode_t mode, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	return write_atomic(path, text, len, NULL, 0, mode, err, errlen);
 }

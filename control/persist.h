@@ -26,7 +26,7 @@ int lb_persist_write(const char *path, const json_t *doc, char *err, size_t errl
  * (whatever the umask). lb_persist_write is this with mode 0600.
  */
 int lb_persist_write_text(const char *path, const char *text, size_t len, mode_t mode, char *err,
-			  size_t errlen);
+                          size_t errlen);
 
 /**
  * Remove temporary files ("path.XXXXXX") that a crash between creating and

@@ -125,8 +125,7 @@ check_keys(struct outcome *o, const json_t *obj, const char *path, const char *c
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)obj, k, v)
-	{
+	json_object_foreach ((json_t *)obj, k, v) {
 		const char *const *a;
 
 		for (a = allowed; *a != NULL; a++)
@@ -378,9 +377,9 @@ rpc_vip_add(struct txn *t, const json_t *params, struct outcome *out)
 	}
 	if ((uint64_t)(view(t)->n_vips + 1) * view(t)->table_size > LB_MAGLEV_MAX_SLOTS) {
 		rc = fail(out, LB_RPC_ERR_LIMIT,
-			  "too many VIPs for table_size %u (all Maglev tables together hold at "
-			  "most %llu slots)",
-			  view(t)->table_size, (unsigned long long)LB_MAGLEV_MAX_SLOTS);
+		          "too many VIPs for table_size %u (all Maglev tables together hold at "
+		          "most %llu slots)",
+		          view(t)->table_size, (unsigned long long)LB_MAGLEV_MAX_SLOTS);
 		goto cleanup;
 	}
 	cfg = edit(t);
@@ -1082,8 +1081,7 @@ decode_request(const json_t *req, struct call *c)
 		            "invalid request: id must be a string, a number or null, got %s",
 		            lb_config_json_type(id));
 	c->id = id;
-	json_object_foreach((json_t *)req, k, val)
-	{
+	json_object_foreach ((json_t *)req, k, val) {
 		const char *const *m;
 
 		for (m = members; *m != NULL && strcmp(*m, k) != 0; m++)

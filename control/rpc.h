@@ -69,7 +69,7 @@ struct lb_rpc_ops {
 	 * 0, -ENOENT (no such VIP / override to unpin), -ENOSPC, or -errno.
 	 */
 	int (*hot_pin)(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r,
-		       bool pin, char *err, size_t errlen);
+	               bool pin, char *err, size_t errlen);
 
 	/*
 	 * Route announcement (NULL when no announcer is configured: drain and

@@ -50,7 +50,6 @@ struct lb_server {
 	struct client *clients;
 };
 
-
 static char *
 builtin_error_reply(int code, const char *message)
 {

@@ -17,7 +17,7 @@
 
 static void
 index_insert(struct lb_vip_slot *index, uint32_t mask, const struct lb_vip *v, uint16_t port,
-	     uint16_t vip_pos, int keep_lowest_port, const struct lb_vip *vips)
+             uint16_t vip_pos, int keep_lowest_port, const struct lb_vip *vips)
 {
 	uint32_t i = lb_vip_slot_hash(v->af, &v->addr, v->proto, port) & mask;
 
@@ -55,7 +55,8 @@ table_digest(const struct lb_snapshot *s, const struct lb_maglev_backend *mb, ui
 		uint64_t w[3] = {d, ((uint64_t)mb[i].weight << 16) | mb[i].id, mb[i].identity_len};
 
 		d = lb_hash_bytes(&s->hkey, w, sizeof(w));
-		d ^= lb_hash_bytes(&s->hkey, mb[i].identity, mb[i].identity_len) * 0x9E3779B97F4A7C15ULL;
+		d ^= lb_hash_bytes(&s->hkey, mb[i].identity, mb[i].identity_len) *
+		     0x9E3779B97F4A7C15ULL;
 	}
 	return d;
 }
@@ -71,7 +72,7 @@ prev_vip(const struct lb_snapshot *prev, uint16_t id)
 
 static void
 place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t mask,
-		uint16_t *replicas, const struct lb_snapshot_override *ov, uint32_t n_ov)
+                uint16_t *replicas, const struct lb_snapshot_override *ov, uint32_t n_ov)
 {
 	uint32_t next = 0, n = 0;
 
@@ -112,15 +113,15 @@ lb_snapshot_build(const struct lb_config *cfg, uint64_t generation, char *err, s
 
 struct lb_snapshot *
 lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
-		      const struct lb_snapshot *prev, const struct lb_snapshot_override *ov,
-		      uint32_t n_ov, char *err, size_t errlen)
+                      const struct lb_snapshot *prev, const struct lb_snapshot_override *ov,
+                      uint32_t n_ov, char *err, size_t errlen)
 {
 	uint32_t n_vips = cfg->n_vips, n_ids = 0, index_size = 16, max_be = 0;
 	uint32_t ov_slots = 1, n_rep = 0;
 	size_t off_vips, off_index, off_frag, off_backends, off_ovs, off_reps, off_tables, total;
 	struct lb_maglev_backend *mb = NULL;
 	struct lb_snapshot *s;
-	char (*idents)[LB_NAME_MAX + 48] = NULL;
+	char(*idents)[LB_NAME_MAX + 48] = NULL;
 	uint8_t *base;
 
 	for (uint32_t i = 0; i < n_vips; i++) {
@@ -183,7 +184,7 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 		const struct lb_cfg_vip *cv = &cfg->vips[i];
 		struct lb_vip *v = &vips[i];
 		uint16_t *table = (uint16_t *)(base + off_tables +
-					       (size_t)i * ALIGN64((size_t)cfg->table_size * 2));
+		                               (size_t)i * ALIGN64((size_t)cfg->table_size * 2));
 		const struct lb_vip *pv;
 		uint32_t n = 0;
 		int rc;
@@ -229,7 +230,7 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 		}
 		if (rc != 0) {
 			snprintf(err, errlen, "vips[%u]: Maglev build failed: %s", i,
-				 strerror(-rc));
+			         strerror(-rc));
 			free(base);
 			free(mb);
 			free(idents);
@@ -239,7 +240,7 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 		index_insert(frag, s->vip_index_mask, v, 0, (uint16_t)i, 1, vips);
 	}
 	place_overrides(s, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
-			(uint16_t *)(base + off_reps), ov, n_ov);
+	                (uint16_t *)(base + off_reps), ov, n_ov);
 	free(mb);
 	free(idents);
 	return s;

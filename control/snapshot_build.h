@@ -21,7 +21,7 @@
  * @return the snapshot, or NULL with a reason in err (out of memory).
  */
 struct lb_snapshot *lb_snapshot_build(const struct lb_config *cfg, uint64_t generation, char *err,
-				      size_t errlen);
+                                      size_t errlen);
 
 /* A hot-key override to place in a snapshot (control/hotkey.c decides them). */
 struct lb_snapshot_override {
@@ -40,9 +40,9 @@ struct lb_snapshot_override {
  * dropped).
  */
 struct lb_snapshot *lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
-					  const struct lb_snapshot *prev,
-					  const struct lb_snapshot_override *ov, uint32_t n_ov,
-					  char *err, size_t errlen);
+                                          const struct lb_snapshot *prev,
+                                          const struct lb_snapshot_override *ov, uint32_t n_ov,
+                                          char *err, size_t errlen);
 
 void lb_snapshot_free(struct lb_snapshot *s);
 

@@ -1177,8 +1177,7 @@ add_backend_rows(struct table *t, const json_t *vip, bool labelled)
 	const json_t *b;
 	size_t i;
 
-	json_array_foreach(json_object_get(vip, "backends"), i, b)
-	{
+	json_array_foreach (json_object_get(vip, "backends"), i, b) {
 		const char *addr = jstr(b, "address", "?");
 		const char *name = jstr(b, "name", "");
 
@@ -1235,8 +1234,7 @@ print_hot_keys(const json_t *stats)
 		return;
 	}
 	fputs("\nhot keys:\n", stdout);
-	json_array_foreach(hk, i, e)
-	{
+	json_array_foreach (hk, i, e) {
 		const json_t *vip = json_object_get(e, "vip");
 		const json_t *key = json_object_get(e, "key");
 		const json_t *share = json_object_get(e, "share");
@@ -1281,8 +1279,7 @@ print_totals(const json_t *tot)
 		       flows[i] + (strncmp(flows[i], "flow_", 5) ? 0 : 5),
 		       (long long)jint(tot, flows[i]));
 	fputs("\ndrops     ", stdout);
-	json_object_foreach(drops, reason, v)
-	{
+	json_object_foreach (drops, reason, v) {
 		if (json_integer_value(v) == 0)
 			continue;
 		printf("%s%s %lld", any ? ", " : "", reason, (long long)json_integer_value(v));
@@ -1305,15 +1302,13 @@ print_stats_vips(const json_t *vips)
 		return;
 	}
 	table_init(&t, "VIP / BACKEND|>WEIGHT|STATE|>PACKETS|>BYTES|>NEW FLOWS");
-	json_array_foreach(vips, i, v)
-	{
+	json_array_foreach (vips, i, v) {
 		char vt[128];
 
 		vip_text(v, vt, sizeof(vt));
 		table_add(&t, "%s\t\t\t%lld\t%lld\t%lld", vt, (long long)jint(v, "packets"),
 		          (long long)jint(v, "bytes"), (long long)jint(v, "new_flows"));
-		json_array_foreach(json_object_get(v, "backends"), j, b)
-		{
+		json_array_foreach (json_object_get(v, "backends"), j, b) {
 			const char *addr = jstr(b, "address", "?");
 			const char *name = jstr(b, "name", "");
 			bool named = *name && strcmp(name, addr) != 0;
@@ -1339,8 +1334,7 @@ print_cores(const json_t *cores)
 	if (json_array_size(cores) == 0)
 		return;
 	table_init(&t, ">LCORE|>RX|>FORWARDED|>DROPPED|>FLOW HITS|>FLOW MISSES");
-	json_array_foreach(cores, i, c)
-	{
+	json_array_foreach (cores, i, c) {
 		table_add(&t, "%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (long long)jint(c, "lcore"),
 		          (long long)jint(c, "rx_packets"), (long long)jint(c, "forwarded"),
 		          (long long)jint(c, "dropped"), (long long)jint(c, "flow_hits"),
@@ -1413,8 +1407,7 @@ cmd_vip_list(struct cli *cli, const struct args *a)
 	table_init(&vt, "VIP|>BACKENDS|KEY|ENCAP");
 	table_init(&bt, "ADDRESS|NAME|WEIGHT|>W|STATE");
 	first = calloc(json_array_size(res) + 1, sizeof(*first));
-	json_array_foreach(res, i, v)
-	{
+	json_array_foreach (res, i, v) {
 		char text[128];
 
 		vip_text(v, text, sizeof(text));
@@ -1670,8 +1663,7 @@ stats_find_vip(const json_t *stats, const struct vip_ref *v)
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(json_object_get(stats, "vips"), i, e)
-	{
+	json_array_foreach (json_object_get(stats, "vips"), i, e) {
 		char addr[INET6_ADDRSTRLEN];
 
 		if (parse_address(jstr(e, "address", ""), addr, sizeof(addr)) &&
@@ -1756,8 +1748,7 @@ cmd_table(struct cli *cli, const struct args *a)
 	printf("%s: table size %lld, generation %lld\n\n", vt, (long long)size,
 	       (long long)jint(res, "generation"));
 	table_init(&t, "BACKEND|NAME|>SLOTS|>SHARE");
-	json_array_foreach(json_object_get(res, "backends"), i, b)
-	{
+	json_array_foreach (json_object_get(res, "backends"), i, b) {
 		const char *addr = jstr(b, "address", "?");
 		const char *name = jstr(b, "name", "");
 		json_int_t slots = jint(b, "slots");
@@ -1773,8 +1764,7 @@ cmd_table(struct cli *cli, const struct args *a)
 	table_free(&t);
 	if (json_is_array(json_object_get(res, "table"))) {
 		table_init(&t, ">SLOT|BACKEND");
-		json_array_foreach(json_object_get(res, "table"), i, s)
-		{
+		json_array_foreach (json_object_get(res, "table"), i, s) {
 			table_add(&t, "%zu\t%s", i, json_is_string(s) ? json_string_value(s) : "-");
 		}
 		fputc('\n', stdout);
@@ -1894,8 +1884,7 @@ hot_replicas_text(const json_t *r, char *buf, size_t len)
 	}
 	n = json_array_size(r);
 	used = (size_t)snprintf(buf, len, "%zu", n);
-	json_array_foreach(r, i, e)
-	{
+	json_array_foreach (r, i, e) {
 		if (used >= len)
 			break;
 		if (i == 3) {
@@ -1930,8 +1919,7 @@ print_members(const char *label, const json_t *o)
 	bool any = false;
 
 	printf("%s", label);
-	json_object_foreach((json_t *)o, k, v)
-	{
+	json_object_foreach ((json_t *)o, k, v) {
 		char n[64];
 
 		num_text(v, n, sizeof(n));
@@ -1980,8 +1968,7 @@ print_hot_overrides(const json_t *overrides, bool brief, unsigned int indent)
 
 	table_init(&t, brief ? "VIP|KEY|>SHARE|REPLICAS"
 	                     : "VIP|KEY|>SHARE|REPLICAS|>SINCE WINDOW|PINNED");
-	json_array_foreach(overrides, i, o)
-	{
+	json_array_foreach (overrides, i, o) {
 		struct hot_text ht;
 		char sh[32];
 
@@ -2040,8 +2027,7 @@ cmd_hot_events(struct cli *cli, const struct args *a)
 		return rc;
 	}
 	table_init(&t, ">WINDOW|EVENT|VIP|KEY|>SHARE|>REPLICAS");
-	json_array_foreach(res, i, e)
-	{
+	json_array_foreach (res, i, e) {
 		struct hot_text ht;
 		char sh[32];
 
@@ -2268,8 +2254,7 @@ batch_valid(const struct args *a, const json_t *calls)
 		usage_error(a->cmd, "batch: expected a non-empty JSON array of calls");
 		return false;
 	}
-	json_array_foreach(calls, i, c)
-	{
+	json_array_foreach (calls, i, c) {
 		const char *k;
 		const json_t *v;
 
@@ -2281,8 +2266,7 @@ batch_valid(const struct args *a, const json_t *calls)
 			usage_error(a->cmd, "batch: [%zu].method: expected a string", i);
 			return false;
 		}
-		json_object_foreach(c, k, v)
-		{
+		json_object_foreach (c, k, v) {
 			if (strcmp(k, "method") == 0)
 				continue;
 			if (strcmp(k, "params") == 0 && json_is_object(v))
@@ -2319,8 +2303,7 @@ cmd_batch(struct cli *cli, const struct args *a)
 	}
 	n = json_array_size(calls);
 	req = json_array();
-	json_array_foreach(calls, i, c)
-	{
+	json_array_foreach (calls, i, c) {
 		json_t *p = json_object_get(c, "params");
 
 		json_array_append_new(
@@ -2356,8 +2339,7 @@ cmd_batch(struct cli *cli, const struct args *a)
 		json_t *r;
 		size_t j;
 
-		json_array_foreach(reply, j, r)
-		{
+		json_array_foreach (reply, j, r) {
 			if (json_equal(json_object_get(r, "id"), want)) {
 				found = r;
 				break;
@@ -2390,8 +2372,7 @@ cmd_batch(struct cli *cli, const struct args *a)
 		json_t *r;
 
 		/* Success: the results in call order. Failure: the reply objects. */
-		json_array_foreach(ordered, i, r)
-		{
+		json_array_foreach (ordered, i, r) {
 			json_array_append(out, failed != NULL ? r : json_object_get(r, "result"));
 		}
 		print_json(out);
@@ -2399,8 +2380,7 @@ cmd_batch(struct cli *cli, const struct args *a)
 	} else {
 		const json_t *r;
 
-		json_array_foreach(ordered, i, r)
-		{
+		json_array_foreach (ordered, i, r) {
 			const json_t *err = json_object_get(r, "error");
 			const char *m = json_string_value(
 			        json_object_get(json_array_get(calls, i), "method"));
@@ -2463,15 +2443,13 @@ index_stats(const json_t *stats)
 	size_t i;
 	size_t j;
 
-	json_array_foreach(json_object_get(stats, "vips"), i, v)
-	{
+	json_array_foreach (json_object_get(stats, "vips"), i, v) {
 		char vt[128];
 		char key[192];
 
 		vip_text(v, vt, sizeof(vt));
 		json_object_set(idx, vt, v);
-		json_array_foreach(json_object_get(v, "backends"), j, b)
-		{
+		json_array_foreach (json_object_get(v, "backends"), j, b) {
 			snprintf(key, sizeof(key), "%s|%s", vt, jstr(b, "address", "?"));
 			json_object_set(idx, key, b);
 		}
@@ -2512,14 +2490,12 @@ top_rates_json(const json_t *cur, const json_t *prev, const json_t *idx, double 
 	size_t i;
 	size_t j;
 
-	json_object_foreach(json_object_get(tc, "drops"), reason, x)
-	{
+	json_object_foreach (json_object_get(tc, "drops"), reason, x) {
 		json_object_set_new(drops, reason,
 		                    json_real(rate(json_object_get(tc, "drops"),
 		                                   json_object_get(tp, "drops"), reason, dt)));
 	}
-	json_array_foreach(json_object_get(cur, "vips"), i, v)
-	{
+	json_array_foreach (json_object_get(cur, "vips"), i, v) {
 		char vt[128];
 		char key[192];
 		const json_t *pv;
@@ -2527,8 +2503,7 @@ top_rates_json(const json_t *cur, const json_t *prev, const json_t *idx, double 
 
 		vip_text(v, vt, sizeof(vt));
 		pv = json_object_get(idx, vt);
-		json_array_foreach(json_object_get(v, "backends"), j, b)
-		{
+		json_array_foreach (json_object_get(v, "backends"), j, b) {
 			const json_t *pb;
 
 			snprintf(key, sizeof(key), "%s|%s", vt, jstr(b, "address", "?"));
@@ -2619,8 +2594,7 @@ top_render(const struct cli *cli, const json_t *cur, const json_t *prev, const j
 	       (long long)jint(cur, "generation"), hms);
 	printf("rx %s pps  fwd %s pps  drop %s pps\n", r1, r2, r3);
 	fputs("drops/s ", stdout);
-	json_object_foreach(json_object_get(tc, "drops"), reason, x)
-	{
+	json_object_foreach (json_object_get(tc, "drops"), reason, x) {
 		double r = rate(json_object_get(tc, "drops"), json_object_get(tp, "drops"), reason,
 		                dt);
 
@@ -2632,15 +2606,13 @@ top_render(const struct cli *cli, const json_t *cur, const json_t *prev, const j
 	}
 	fputs(any ? "\n\n" : " (none)\n\n", stdout);
 
-	json_array_foreach(json_object_get(cur, "vips"), i, v)
-	{
+	json_array_foreach (json_object_get(cur, "vips"), i, v) {
 		if (json_object_get(v, "dropped") != NULL)
 			vip_drops = true;
 	}
 	table_init(&t, vip_drops ? "VIP / BACKEND|>WEIGHT|STATE|>PKT/S|>MBIT/S|>NEW FLOWS/S|>DROP/S"
 	                         : "VIP / BACKEND|>WEIGHT|STATE|>PKT/S|>MBIT/S|>NEW FLOWS/S");
-	json_array_foreach(json_object_get(cur, "vips"), i, v)
-	{
+	json_array_foreach (json_object_get(cur, "vips"), i, v) {
 		char vt[128];
 		char key[192];
 		char cells[160];
@@ -2648,8 +2620,7 @@ top_render(const struct cli *cli, const json_t *cur, const json_t *prev, const j
 		vip_text(v, vt, sizeof(vt));
 		rate_cells(cells, sizeof(cells), v, json_object_get(idx, vt), dt, vip_drops);
 		table_add(&t, "%s\t\t\t%s", vt, cells);
-		json_array_foreach(json_object_get(v, "backends"), j, b)
-		{
+		json_array_foreach (json_object_get(v, "backends"), j, b) {
 			const char *addr = jstr(b, "address", "?");
 
 			snprintf(key, sizeof(key), "%s|%s", vt, addr);

@@ -16,20 +16,20 @@ core_json(const struct lb_core_counters *c)
 	uint64_t dropped = 0;
 
 	for (unsigned int r = 1; r < LB_DROP__COUNT; r++) {
-		json_object_set_new(drops, lb_drop_reason_name(r), json_integer((json_int_t)c->drops[r]));
+		json_object_set_new(drops, lb_drop_reason_name(r),
+		                    json_integer((json_int_t)c->drops[r]));
 		dropped += c->drops[r];
 	}
-	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-			 "rx_packets", (json_int_t)c->rx_packets, "rx_bytes",
-			 (json_int_t)c->rx_bytes, "forwarded", (json_int_t)c->forwarded,
-			 "forwarded_bytes", (json_int_t)c->forwarded_bytes, "icmp_sent",
-			 (json_int_t)c->icmp_sent, "exception", (json_int_t)c->exception,
-			 "flow_hits", (json_int_t)c->flow_hits, "flow_misses",
-			 (json_int_t)c->flow_misses, "flow_evictions",
-			 (json_int_t)c->flow_evictions, "flow_rechosen",
-			 (json_int_t)c->flow_rechosen, "fragments", (json_int_t)c->fragments,
-			 "icmp_errors", (json_int_t)c->icmp_errors, "dropped", (json_int_t)dropped,
-			 "drops", drops);
+	json_t *o = json_pack(
+	        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	        "rx_packets", (json_int_t)c->rx_packets, "rx_bytes", (json_int_t)c->rx_bytes,
+	        "forwarded", (json_int_t)c->forwarded, "forwarded_bytes",
+	        (json_int_t)c->forwarded_bytes, "icmp_sent", (json_int_t)c->icmp_sent, "exception",
+	        (json_int_t)c->exception, "flow_hits", (json_int_t)c->flow_hits, "flow_misses",
+	        (json_int_t)c->flow_misses, "flow_evictions", (json_int_t)c->flow_evictions,
+	        "flow_rechosen", (json_int_t)c->flow_rechosen, "fragments",
+	        (json_int_t)c->fragments, "icmp_errors", (json_int_t)c->icmp_errors, "dropped",
+	        (json_int_t)dropped, "drops", drops);
 	json_object_set_new(o, "hot_spread", json_integer((json_int_t)c->hot_spread));
 	return o;
 }
@@ -60,19 +60,20 @@ obj_json(const struct lb_core_counters *const *cores, unsigned int n, int is_vip
 	struct lb_obj_counters s = {0, 0, 0};
 
 	for (unsigned int i = 0; i < n; i++) {
-		const struct lb_obj_counters *o = is_vip ? &cores[i]->vip[id] : &cores[i]->backend[id];
+		const struct lb_obj_counters *o =
+		        is_vip ? &cores[i]->vip[id] : &cores[i]->backend[id];
 
 		s.packets += o->packets;
 		s.bytes += o->bytes;
 		s.new_flows += o->new_flows;
 	}
 	return json_pack("{s:I, s:I, s:I}", "packets", (json_int_t)s.packets, "bytes",
-			 (json_int_t)s.bytes, "new_flows", (json_int_t)s.new_flows);
+	                 (json_int_t)s.bytes, "new_flows", (json_int_t)s.new_flows);
 }
 
 json_t *
 lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const *cores,
-	      const unsigned int *lcores, unsigned int n_cores)
+              const unsigned int *lcores, unsigned int n_cores)
 {
 	/* Scalars only are summed into tot; per-object counters are summed per
 	 * object below. Heap, not stack: the struct carries the big arrays. */
@@ -100,17 +101,17 @@ lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const 
 		json_t *vo = obj_json(cores, n_cores, 1, v->id), *bes = json_array();
 
 		json_object_set_new(vo, "address",
-				    json_string(lb_ip_to_str(v->af, &v->addr, buf, sizeof(buf))));
+		                    json_string(lb_ip_to_str(v->af, &v->addr, buf, sizeof(buf))));
 		json_object_set_new(vo, "port", json_integer(v->port));
 		json_object_set_new(vo, "protocol",
-				    json_string(v->proto == IPPROTO_TCP ? "tcp" : "udp"));
+		                    json_string(v->proto == IPPROTO_TCP ? "tcp" : "udp"));
 		for (uint32_t j = 0; j < v->n_backends; j++) {
 			const struct lb_cfg_backend *b = &v->backends[j];
 			json_t *bo = obj_json(cores, n_cores, 0, b->id);
 
 			json_object_set_new(
-				bo, "address",
-				json_string(lb_ip_to_str(b->af, &b->addr, buf, sizeof(buf))));
+			        bo, "address",
+			        json_string(lb_ip_to_str(b->af, &b->addr, buf, sizeof(buf))));
 			json_object_set_new(bo, "name", json_string(b->name));
 			json_object_set_new(bo, "weight", json_integer(b->weight));
 			json_object_set_new(bo, "state", json_string(state_names[b->state]));

@@ -19,6 +19,6 @@
  * @return a new JSON object (caller owns it), NULL on allocation failure.
  */
 json_t *lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const *cores,
-		      const unsigned int *lcores, unsigned int n_cores);
+                      const unsigned int *lcores, unsigned int n_cores);
 
 #endif /* LB_STATS_H */

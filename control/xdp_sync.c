@@ -22,7 +22,7 @@
 #include "xsk_steer_loader.h"
 
 #define XDP_SYNC_PORTS_MAX 64
-#define TICKS_PER_CHECK 100      /* the control timer ticks every ~10 ms: ~1 s */
+#define TICKS_PER_CHECK 100 /* the control timer ticks every ~10 ms: ~1 s */
 #define WARN_INTERVAL_S 10
 
 struct xdp_port {
@@ -57,13 +57,13 @@ struct lb_xdp_sync {
 };
 
 static const char *const counter_names[LB_XSK_CNT_MAX] = {
-	[LB_XSK_CNT_REDIRECT] = "redirect",
-	[LB_XSK_CNT_PASS_NO_XSK] = "pass_no_xsk",
-	[LB_XSK_CNT_PASS_NOT_IP] = "pass_not_ip",
-	[LB_XSK_CNT_PASS_NOT_L4] = "pass_not_l4",
-	[LB_XSK_CNT_PASS_NOT_VIP] = "pass_not_vip",
-	[LB_XSK_CNT_PASS_FRAGMENT] = "pass_fragment",
-	[LB_XSK_CNT_PASS_MALFORMED] = "pass_malformed",
+        [LB_XSK_CNT_REDIRECT] = "redirect",
+        [LB_XSK_CNT_PASS_NO_XSK] = "pass_no_xsk",
+        [LB_XSK_CNT_PASS_NOT_IP] = "pass_not_ip",
+        [LB_XSK_CNT_PASS_NOT_L4] = "pass_not_l4",
+        [LB_XSK_CNT_PASS_NOT_VIP] = "pass_not_vip",
+        [LB_XSK_CNT_PASS_FRAGMENT] = "pass_fragment",
+        [LB_XSK_CNT_PASS_MALFORMED] = "pass_malformed",
 };
 
 char *
@@ -101,24 +101,24 @@ lb_xdp_sync_add_port(struct lb_xdp_sync *x, uint16_t port, int ifindex, char *er
 
 	if (x->n_ports == XDP_SYNC_PORTS_MAX) {
 		snprintf(err, errlen, "port %u: more than %d af_xdp ports", port,
-			 XDP_SYNC_PORTS_MAX);
+		         XDP_SYNC_PORTS_MAX);
 		return -E2BIG;
 	}
 	p = &x->ports[x->n_ports];
 	rc = lb_xsk_maps_from_ifindex(ifindex, &p->maps);
 	if (rc == -ENOENT)
 		snprintf(err, errlen,
-			 "port %u (ifindex %d): no XDP program attached; the af_xdp PMD "
-			 "must load spillway's (xdp_prog=%s)",
-			 port, ifindex, lb_xsk_obj_path());
+		         "port %u (ifindex %d): no XDP program attached; the af_xdp PMD "
+		         "must load spillway's (xdp_prog=%s)",
+		         port, ifindex, lb_xsk_obj_path());
 	else if (rc == -EPROTO)
 		snprintf(err, errlen,
-			 "port %u (ifindex %d): the attached XDP program is not spillway's "
-			 "steering program (xsk_steer with maps %s, %s)",
-			 port, ifindex, LB_XSK_MAP_VIPS, LB_XSK_MAP_STATS);
+		         "port %u (ifindex %d): the attached XDP program is not spillway's "
+		         "steering program (xsk_steer with maps %s, %s)",
+		         port, ifindex, LB_XSK_MAP_VIPS, LB_XSK_MAP_STATS);
 	else if (rc != 0)
 		snprintf(err, errlen, "port %u (ifindex %d): cannot reach the XDP maps: %s", port,
-			 ifindex, strerror(-rc));
+		         ifindex, strerror(-rc));
 	if (rc != 0)
 		return rc;
 	p->port = port;
@@ -138,7 +138,7 @@ static int
 cmp_entry(const void *a, const void *b)
 {
 	return memcmp(&((const struct entry *)a)->k, &((const struct entry *)b)->k,
-		      sizeof(struct lb_xsk_vip_key));
+	              sizeof(struct lb_xsk_vip_key));
 }
 
 static const struct entry *
@@ -154,8 +154,8 @@ set_find(const struct entry_set *set, const struct lb_xsk_vip_key *k)
 static int
 vip_key(const struct lb_vip *v, uint16_t port, struct lb_xsk_vip_key *k)
 {
-	return lb_xsk_vip_key_make(k, v->af == LB_AF_INET ? AF_INET : AF_INET6, v->addr.b,
-				   v->proto, port);
+	return lb_xsk_vip_key_make(k, v->af == LB_AF_INET ? AF_INET : AF_INET6, v->addr.b, v->proto,
+	                           port);
 }
 
 /*
@@ -207,7 +207,7 @@ set_free(struct entry_set *set)
 
 static void
 note_err(struct lb_xdp_sync *x, int rc, const char *what, const struct xdp_port *p, char *err,
-	 size_t errlen, int *first)
+         size_t errlen, int *first)
 {
 	x->map_errors++;
 	x->dirty = true;
@@ -274,7 +274,7 @@ purge(struct lb_xdp_sync *x, struct xdp_port *p, char *err, size_t errlen, int *
  */
 static int
 hook_before(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev, char *err,
-	    size_t errlen)
+            size_t errlen)
 {
 	struct lb_xdp_sync *x = arg;
 	int first = 0, rc;
@@ -304,7 +304,7 @@ hook_before(void *arg, const struct lb_snapshot *next, const struct lb_snapshot 
 /* After the switch: removals and narrowings; a full pass purges stale keys. */
 static int
 hook_after(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev, char *err,
-	   size_t errlen)
+           size_t errlen)
 {
 	struct lb_xdp_sync *x = arg;
 	int first = 0;
@@ -370,10 +370,10 @@ hook_tick(void *arg, const struct lb_snapshot *live)
 
 		if (no_xsk[i] > p->no_xsk_seen && now - x->last_warn >= WARN_INTERVAL_S) {
 			fprintf(stderr,
-				"spillwayd: port %u: %llu VIP packets went to the kernel: no "
-				"AF_XDP socket on the queue that received them (give the af_xdp "
-				"vdev every RX queue of the interface: queue_count)\n",
-				p->port, (unsigned long long)(no_xsk[i] - p->no_xsk_seen));
+			        "spillwayd: port %u: %llu VIP packets went to the kernel: no "
+			        "AF_XDP socket on the queue that received them (give the af_xdp "
+			        "vdev every RX queue of the interface: queue_count)\n",
+			        p->port, (unsigned long long)(no_xsk[i] - p->no_xsk_seen));
 			x->last_warn = now;
 		}
 		p->no_xsk_seen = no_xsk[i];
@@ -403,12 +403,12 @@ void
 lb_xdp_sync_hook(struct lb_xdp_sync *x, struct lb_publish_hook *h)
 {
 	*h = (struct lb_publish_hook){
-		.name = "xdp",
-		.arg = x,
-		.before = hook_before,
-		.after = hook_after,
-		.tick = hook_tick,
-		.stats = hook_stats,
+	        .name = "xdp",
+	        .arg = x,
+	        .before = hook_before,
+	        .after = hook_after,
+	        .tick = hook_tick,
+	        .stats = hook_stats,
 	};
 }
 

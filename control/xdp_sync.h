@@ -37,7 +37,7 @@ struct lb_xdp_sync *lb_xdp_sync_create(void);
  *   interface, -EPROTO one that is not spillway's (xdp_prog= pointed elsewhere).
  */
 int lb_xdp_sync_add_port(struct lb_xdp_sync *x, uint16_t port, int ifindex, char *err,
-			 size_t errlen);
+                         size_t errlen);
 
 unsigned int lb_xdp_sync_n_ports(const struct lb_xdp_sync *x);
 

@@ -5,19 +5,19 @@
 #include "counters.h"
 
 static const char *const drop_names[LB_DROP__COUNT] = {
-	[LB_DROP_ETH_TRUNC] = "eth_trunc",
-	[LB_DROP_IP4_TRUNC] = "ip4_trunc",
-	[LB_DROP_IP4_MALFORMED] = "ip4_malformed",
-	[LB_DROP_IP6_TRUNC] = "ip6_trunc",
-	[LB_DROP_IP6_MALFORMED] = "ip6_malformed",
-	[LB_DROP_L4_TRUNC] = "l4_trunc",
-	[LB_DROP_ICMP_TRUNC] = "icmp_trunc",
-	[LB_DROP_ICMP_MALFORMED] = "icmp_malformed",
-	[LB_DROP_NO_VIP] = "no_vip",
-	[LB_DROP_NO_BACKEND] = "no_backend",
-	[LB_DROP_TOO_BIG] = "too_big",
-	[LB_DROP_NO_HEADROOM] = "no_headroom",
-	[LB_DROP_TX_FULL] = "tx_full",
+        [LB_DROP_ETH_TRUNC] = "eth_trunc",
+        [LB_DROP_IP4_TRUNC] = "ip4_trunc",
+        [LB_DROP_IP4_MALFORMED] = "ip4_malformed",
+        [LB_DROP_IP6_TRUNC] = "ip6_trunc",
+        [LB_DROP_IP6_MALFORMED] = "ip6_malformed",
+        [LB_DROP_L4_TRUNC] = "l4_trunc",
+        [LB_DROP_ICMP_TRUNC] = "icmp_trunc",
+        [LB_DROP_ICMP_MALFORMED] = "icmp_malformed",
+        [LB_DROP_NO_VIP] = "no_vip",
+        [LB_DROP_NO_BACKEND] = "no_backend",
+        [LB_DROP_TOO_BIG] = "too_big",
+        [LB_DROP_NO_HEADROOM] = "no_headroom",
+        [LB_DROP_TX_FULL] = "tx_full",
 };
 
 const char *

@@ -46,18 +46,18 @@ struct lb_obj_counters {
 struct lb_core_counters {
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
-	uint64_t forwarded;     /* encapsulated and accepted by TX */
+	uint64_t forwarded; /* encapsulated and accepted by TX */
 	uint64_t forwarded_bytes;
-	uint64_t icmp_sent;     /* too-big packets answered with ICMP */
-	uint64_t exception;     /* non-VIP packets sent to the exception port */
+	uint64_t icmp_sent; /* too-big packets answered with ICMP */
+	uint64_t exception; /* non-VIP packets sent to the exception port */
 	uint64_t flow_hits;
 	uint64_t flow_misses;
 	uint64_t flow_evictions; /* live entries evicted to make room */
 	uint64_t flow_rechosen;  /* entries whose backend was gone or down */
 	uint64_t fragments;
-	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
-	uint64_t snapshot_gen;   /* generation of the snapshot this core last used */
-	uint64_t hot_spread;     /* new flows sent to a hot key's replica by its override */
+	uint64_t icmp_errors;  /* ICMP errors steered by their inner flow */
+	uint64_t snapshot_gen; /* generation of the snapshot this core last used */
+	uint64_t hot_spread;   /* new flows sent to a hot key's replica by its override */
 	uint64_t drops[LB_DROP__COUNT];
 	struct lb_obj_counters vip[LB_MAX_VIPS];
 	struct lb_obj_counters backend[LB_MAX_BACKENDS];

@@ -73,7 +73,7 @@ lb_cksum_fold32s(uint64_t sum)
 	sum = (sum & 0xFFFFFFFF) + (sum >> 32); /* < 2^32 */
 	x = (uint32_t)sum;
 	x += (x >> 16) | (x << 16);
-	return (uint16_t)~(x >> 16);
+	return (uint16_t) ~(x >> 16);
 }
 
 /*
@@ -127,11 +127,11 @@ lb_encap_put_ip4(uint8_t *p, uint8_t tos, uint16_t total_len, uint8_t proto, con
  * each of the three outer protocols (lb_encap4_kind()).
  */
 struct lb_encap4_tmpl {
-	uint8_t eth[16]; /* next hop, source MAC, IPv4 ethertype, then 0x45 0 (overwritten) */
-	uint32_t w1;     /* id 0, DF, as stored */
-	uint32_t w3;     /* outer source address, as stored */
-	uint32_t w2[3];  /* TTL 64, protocol, checksum 0, as stored, per kind */
-	uint64_t sum[3]; /* w1 + w2[kind] + w3 */
+	uint8_t eth[16];   /* next hop, source MAC, IPv4 ethertype, then 0x45 0 (overwritten) */
+	uint32_t w1;       /* id 0, DF, as stored */
+	uint32_t w3;       /* outer source address, as stored */
+	uint32_t w2[3];    /* TTL 64, protocol, checksum 0, as stored, per kind */
+	uint64_t sum[3];   /* w1 + w2[kind] + w3 */
 	uint16_t gue_port; /* network byte order */
 };
 
@@ -154,7 +154,8 @@ lb_encap4_tmpl_init(struct lb_encap4_tmpl *t, const struct lb_encap_conf *conf,
 	t->w1 = rte_cpu_to_be_32(RTE_IPV4_HDR_DF_FLAG);
 	memcpy(&t->w3, conf->src4.b, 4);
 	for (int k = 0; k < 3; k++) {
-		t->w2[k] = rte_cpu_to_be_32((uint32_t)LB_OUTER_TTL << 24 | (uint32_t)proto[k] << 16);
+		t->w2[k] =
+		        rte_cpu_to_be_32((uint32_t)LB_OUTER_TTL << 24 | (uint32_t)proto[k] << 16);
 		t->sum[k] = (uint64_t)t->w1 + t->w2[k] + t->w3;
 	}
 	t->gue_port = conf->gue_port;

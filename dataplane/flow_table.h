@@ -97,7 +97,7 @@ lb_flow_lookup(const struct lb_flow_table *ft, uint64_t sig, uint32_t now)
  */
 static inline bool
 lb_flow_insert(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t idle,
-	       uint16_t backend, uint16_t gen)
+               uint16_t backend, uint16_t gen)
 {
 	struct lb_flow_bucket *b = lb_flow_bucket_of(ft, sig);
 	struct lb_flow_entry *victim = NULL;

@@ -309,9 +309,10 @@ lb_hash_flow_x8s(const struct lb_hash_key *key, const struct lb_flow_key *first,
 		p[i] = b + (size_t)i * stride;
 	lb_x8_words0_3(p, m);
 	m[4] = _mm512_i64gather_epi64(
-	        _mm512_setr_epi64(0, (long long)stride, 2 * (long long)stride, 3 * (long long)stride,
-	                          4 * (long long)stride, 5 * (long long)stride,
-	                          6 * (long long)stride, 7 * (long long)stride),
+	        _mm512_setr_epi64(0, (long long)stride, 2 * (long long)stride,
+	                          3 * (long long)stride, 4 * (long long)stride,
+	                          5 * (long long)stride, 6 * (long long)stride,
+	                          7 * (long long)stride),
 	        (const void *)(b + 32), 1);
 	lb_sip13_x8(key, m, out);
 }

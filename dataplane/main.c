@@ -77,96 +77,97 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
-		"       spillwayd [EAL-ARGS] -- --state FILE [--config FILE] [OPTIONS]\n"
-		"\n"
-		"spillway L4 load balancer data plane. Packets to a VIP are given a backend by\n"
-		"a per-core flow table, else by Maglev consistent hashing, and sent to it\n"
-		"encapsulated (IPIP or GUE/FOU); the backend answers the client directly.\n"
-		"\n"
-		"EAL-ARGS are DPDK's (for example -l 0-2 --vdev=net_pcap0,rx_pcap=in.pcap,\n"
-		"tx_pcap=out.pcap --no-huge -m 512). Every DPDK port becomes an input; the\n"
-		"main lcore runs the control thread, every other lcore is a worker with one\n"
-		"RX and one TX queue on each port (RSS spreads flows when there are several).\n"
-		"\n"
-		"Options:\n"
-		"  -c, --config FILE        configuration (JSON; see docs/operations.md).\n"
-		"                           Required unless the --state file exists.\n"
-		"      --state FILE         persisted configuration. If FILE exists it is\n"
-		"                           loaded instead of --config; every change (control\n"
-		"                           socket, SIGHUP) is written to it (atomically)\n"
-		"                           before it takes effect; if it does not exist it\n"
-		"                           is created from --config at start-up. Restarting\n"
-		"                           with the same --state comes back to the same\n"
-		"                           VIPs and backends.\n"
-		"      --control PATH       serve the JSON-RPC control socket at PATH\n"
-		"                           (docs/control-protocol.md; spillctl talks to it).\n"
-		"                           A stale socket file is replaced; start-up fails if\n"
-		"                           another process listens on it or PATH is not a\n"
-		"                           socket. Default: no control socket.\n"
-		"      --control-mode OCTAL permission bits of the socket file, whatever the\n"
-		"                           umask (default 0660: owner and group may connect)\n"
-		"      --control-group G    group of the socket file (name or numeric gid)\n"
-		"  -s, --stats-file FILE    write the final counters (JSON) here instead of "
-		"stdout\n"
-		"  -o, --out-port N         send encapsulated packets out of port N\n"
-		"                           (default: one-armed, out of the receiving port)\n"
-		"  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
-		"                           traffic) unchanged out of port N, which is not read\n"
-		"                           (default: drop it, counted as no_vip)\n"
-		"  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
-		"                           (for pcap replays and demos; default: never)\n"
-		"      --xdp-prog PATH|none XDP program for af_xdp ports (a NIC shared with the\n"
-		"                           kernel; docs/xdp.md). Default: spillway's steering\n"
-		"                           program (xsk_steer.bpf.o from the build tree or the\n"
-		"                           install, or $SPILLWAY_XSK_OBJ), added to every\n"
-		"                           net_af_xdp vdev as xdp_prog= unless one is given. It\n"
-		"                           sends VIP traffic to spillway and passes the rest\n"
-		"                           (ARP, ND, SSH, BGP) to the kernel; spillwayd keeps\n"
-		"                           its VIP map equal to the configuration (stats\n"
-		"                           \"hooks\": {\"xdp\"}). \"none\": the PMD's own program,\n"
-		"                           every frame of the queue goes to spillway.\n"
-		"      --bird-include PATH  announce the VIPs through BIRD 2 (docs/scale-out.md):\n"
-		"                           keep PATH, a file BIRD's configuration includes,\n"
-		"                           equal to the routes to announce (protocols static\n"
-		"                           spillway4 and spillway6: a /32 or /128 blackhole\n"
-		"                           route per VIP address with a usable backend), and\n"
-		"                           ask BIRD to reload (\"configure\") on every change.\n"
-		"                           Withdrawals happen before a change takes effect,\n"
-		"                           announcements once every worker has it. Written\n"
-		"                           atomically, mode 0644. Needs --bird-socket.\n"
-		"      --bird-socket PATH   BIRD's control socket (bird -s; Debian:\n"
-		"                           /run/bird/bird.ctl). Each exchange is bounded by\n"
-		"                           2 s; a failure is logged, counted (stats \"hooks\":\n"
-		"                           {\"bird\"}) and retried. Needs --bird-include.\n"
-		"      --drain-wait MS      with BIRD: on SIGTERM/SIGINT, withdraw every route,\n"
-		"                           keep forwarding MS ms so the routers move traffic\n"
-		"                           away, then stop (default 5000; 0: stop right after\n"
-		"                           the withdrawal; a second signal stops at once).\n"
-		"                           The control socket's drain/undrain do the same\n"
-		"                           without stopping (spillctl drain).\n"
-		"  -h, --help               this text\n"
-		"  -V, --version            print the version\n"
-		"\n"
-		"Hot keys: with \"hot\": {\"enabled\": true} (the default) every worker\n"
-		"samples its packets into a sketch and the control thread spreads the new\n"
-		"flows of any key above hot.threshold of its VIP over enough backends to\n"
-		"keep each under (1 + hot.epsilon) x the average (docs/hot-keys.md;\n"
-		"spillctl hot list).\n"
-		"\n"
-		"AF_XDP example (one queue, the interface keeps its address):\n"
-		"  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
-		"            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
-		"\n"
-		"Signals: SIGTERM/SIGINT stop cleanly (with BIRD: withdraw, --drain-wait; then\n"
-		"workers stop, TX drains, ports close,\n"
-		"final counters are written, the control socket file is removed); SIGHUP\n"
-		"reloads --config as one change and saves it to --state (an invalid file is\n"
-		"reported and the running configuration kept; without --config, ignored).\n"
-		"\n"
-		"Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory, the state\n"
-		"file cannot be written, the control socket path is taken); 2 bad usage or\n"
-		"bad configuration or state file (one message: \"FILE: path: reason\").\n");
+	        "Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
+	        "       spillwayd [EAL-ARGS] -- --state FILE [--config FILE] [OPTIONS]\n"
+	        "\n"
+	        "spillway L4 load balancer data plane. Packets to a VIP are given a backend by\n"
+	        "a per-core flow table, else by Maglev consistent hashing, and sent to it\n"
+	        "encapsulated (IPIP or GUE/FOU); the backend answers the client directly.\n"
+	        "\n"
+	        "EAL-ARGS are DPDK's (for example -l 0-2 --vdev=net_pcap0,rx_pcap=in.pcap,\n"
+	        "tx_pcap=out.pcap --no-huge -m 512). Every DPDK port becomes an input; the\n"
+	        "main lcore runs the control thread, every other lcore is a worker with one\n"
+	        "RX and one TX queue on each port (RSS spreads flows when there are several).\n"
+	        "\n"
+	        "Options:\n"
+	        "  -c, --config FILE        configuration (JSON; see docs/operations.md).\n"
+	        "                           Required unless the --state file exists.\n"
+	        "      --state FILE         persisted configuration. If FILE exists it is\n"
+	        "                           loaded instead of --config; every change (control\n"
+	        "                           socket, SIGHUP) is written to it (atomically)\n"
+	        "                           before it takes effect; if it does not exist it\n"
+	        "                           is created from --config at start-up. Restarting\n"
+	        "                           with the same --state comes back to the same\n"
+	        "                           VIPs and backends.\n"
+	        "      --control PATH       serve the JSON-RPC control socket at PATH\n"
+	        "                           (docs/control-protocol.md; spillctl talks to it).\n"
+	        "                           A stale socket file is replaced; start-up fails if\n"
+	        "                           another process listens on it or PATH is not a\n"
+	        "                           socket. Default: no control socket.\n"
+	        "      --control-mode OCTAL permission bits of the socket file, whatever the\n"
+	        "                           umask (default 0660: owner and group may connect)\n"
+	        "      --control-group G    group of the socket file (name or numeric gid)\n"
+	        "  -s, --stats-file FILE    write the final counters (JSON) here instead of "
+	        "stdout\n"
+	        "  -o, --out-port N         send encapsulated packets out of port N\n"
+	        "                           (default: one-armed, out of the receiving port)\n"
+	        "  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
+	        "                           traffic) unchanged out of port N, which is not read\n"
+	        "                           (default: drop it, counted as no_vip)\n"
+	        "  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
+	        "                           (for pcap replays and demos; default: never)\n"
+	        "      --xdp-prog PATH|none XDP program for af_xdp ports (a NIC shared with the\n"
+	        "                           kernel; docs/xdp.md). Default: spillway's steering\n"
+	        "                           program (xsk_steer.bpf.o from the build tree or the\n"
+	        "                           install, or $SPILLWAY_XSK_OBJ), added to every\n"
+	        "                           net_af_xdp vdev as xdp_prog= unless one is given. It\n"
+	        "                           sends VIP traffic to spillway and passes the rest\n"
+	        "                           (ARP, ND, SSH, BGP) to the kernel; spillwayd keeps\n"
+	        "                           its VIP map equal to the configuration (stats\n"
+	        "                           \"hooks\": {\"xdp\"}). \"none\": the PMD's own "
+	        "program,\n"
+	        "                           every frame of the queue goes to spillway.\n"
+	        "      --bird-include PATH  announce the VIPs through BIRD 2 (docs/scale-out.md):\n"
+	        "                           keep PATH, a file BIRD's configuration includes,\n"
+	        "                           equal to the routes to announce (protocols static\n"
+	        "                           spillway4 and spillway6: a /32 or /128 blackhole\n"
+	        "                           route per VIP address with a usable backend), and\n"
+	        "                           ask BIRD to reload (\"configure\") on every change.\n"
+	        "                           Withdrawals happen before a change takes effect,\n"
+	        "                           announcements once every worker has it. Written\n"
+	        "                           atomically, mode 0644. Needs --bird-socket.\n"
+	        "      --bird-socket PATH   BIRD's control socket (bird -s; Debian:\n"
+	        "                           /run/bird/bird.ctl). Each exchange is bounded by\n"
+	        "                           2 s; a failure is logged, counted (stats \"hooks\":\n"
+	        "                           {\"bird\"}) and retried. Needs --bird-include.\n"
+	        "      --drain-wait MS      with BIRD: on SIGTERM/SIGINT, withdraw every route,\n"
+	        "                           keep forwarding MS ms so the routers move traffic\n"
+	        "                           away, then stop (default 5000; 0: stop right after\n"
+	        "                           the withdrawal; a second signal stops at once).\n"
+	        "                           The control socket's drain/undrain do the same\n"
+	        "                           without stopping (spillctl drain).\n"
+	        "  -h, --help               this text\n"
+	        "  -V, --version            print the version\n"
+	        "\n"
+	        "Hot keys: with \"hot\": {\"enabled\": true} (the default) every worker\n"
+	        "samples its packets into a sketch and the control thread spreads the new\n"
+	        "flows of any key above hot.threshold of its VIP over enough backends to\n"
+	        "keep each under (1 + hot.epsilon) x the average (docs/hot-keys.md;\n"
+	        "spillctl hot list).\n"
+	        "\n"
+	        "AF_XDP example (one queue, the interface keeps its address):\n"
+	        "  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
+	        "            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
+	        "\n"
+	        "Signals: SIGTERM/SIGINT stop cleanly (with BIRD: withdraw, --drain-wait; then\n"
+	        "workers stop, TX drains, ports close,\n"
+	        "final counters are written, the control socket file is removed); SIGHUP\n"
+	        "reloads --config as one change and saves it to --state (an invalid file is\n"
+	        "reported and the running configuration kept; without --config, ignored).\n"
+	        "\n"
+	        "Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory, the state\n"
+	        "file cannot be written, the control socket path is taken); 2 bad usage or\n"
+	        "bad configuration or state file (one message: \"FILE: path: reason\").\n");
 }
 
 static int
@@ -185,22 +186,22 @@ static int
 parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"state", required_argument, NULL, OPT_STATE},
-		{"control", required_argument, NULL, OPT_CONTROL},
-		{"control-mode", required_argument, NULL, OPT_CONTROL_MODE},
-		{"control-group", required_argument, NULL, OPT_CONTROL_GROUP},
-		{"stats-file", required_argument, NULL, 's'},
-		{"out-port", required_argument, NULL, 'o'},
-		{"exception-port", required_argument, NULL, 'x'},
-		{"idle-exit", required_argument, NULL, 'i'},
-		{"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
-		{"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
-		{"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
-		{"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+	        {"config", required_argument, NULL, 'c'},
+	        {"state", required_argument, NULL, OPT_STATE},
+	        {"control", required_argument, NULL, OPT_CONTROL},
+	        {"control-mode", required_argument, NULL, OPT_CONTROL_MODE},
+	        {"control-group", required_argument, NULL, OPT_CONTROL_GROUP},
+	        {"stats-file", required_argument, NULL, 's'},
+	        {"out-port", required_argument, NULL, 'o'},
+	        {"exception-port", required_argument, NULL, 'x'},
+	        {"idle-exit", required_argument, NULL, 'i'},
+	        {"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
+	        {"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
+	        {"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
+	        {"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'},
+	        {NULL, 0, NULL, 0},
 	};
 	unsigned long v;
 	char *end;
@@ -230,9 +231,9 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_DRAIN_WAIT:
 			if (parse_uint(optarg, 3600000, &v) != 0) {
 				fprintf(stderr,
-					"spillwayd: --drain-wait: not a duration in ms "
-					"(0-3600000): %s\n",
-					optarg);
+				        "spillwayd: --drain-wait: not a duration in ms "
+				        "(0-3600000): %s\n",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			o->drain_wait_ms = (uint32_t)v;
@@ -246,9 +247,9 @@ parse_options(int argc, char **argv, struct options *o)
 			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
 			    v == 0 || v > 0777) {
 				fprintf(stderr,
-					"spillwayd: --control-mode: not octal permission bits "
-					"(1-0777): %s\n",
-					optarg);
+				        "spillwayd: --control-mode: not octal permission bits "
+				        "(1-0777): %s\n",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			o->control_mode = (mode_t)v;
@@ -263,7 +264,7 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'x':
 			if (parse_uint(optarg, RTE_MAX_ETHPORTS - 1, &v) != 0) {
 				fprintf(stderr, "spillwayd: --%s: not a port number: %s\n",
-					c == 'o' ? "out-port" : "exception-port", optarg);
+				        c == 'o' ? "out-port" : "exception-port", optarg);
 				return EXIT_USAGE;
 			}
 			*(c == 'o' ? &o->out_port : &o->exc_port) = (int)v;
@@ -271,8 +272,8 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'i':
 			if (parse_uint(optarg, 86400000, &v) != 0 || v == 0) {
 				fprintf(stderr,
-					"spillwayd: --idle-exit: not a duration in ms: %s\n",
-					optarg);
+				        "spillwayd: --idle-exit: not a duration in ms: %s\n",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			o->idle_exit_ms = (uint32_t)v;
@@ -294,8 +295,8 @@ parse_options(int argc, char **argv, struct options *o)
 	}
 	if (o->config == NULL && o->state == NULL) {
 		fprintf(stderr,
-			"spillwayd: --config FILE (or an existing --state FILE) is required "
-			"(see --help)\n");
+		        "spillwayd: --config FILE (or an existing --state FILE) is required "
+		        "(see --help)\n");
 		return EXIT_USAGE;
 	}
 	if ((o->control_group != NULL || o->control_mode != 0) && o->control == NULL) {
@@ -303,14 +304,15 @@ parse_options(int argc, char **argv, struct options *o)
 		return EXIT_USAGE;
 	}
 	if ((o->bird_include == NULL) != (o->bird_socket == NULL)) {
-		fprintf(stderr, "spillwayd: --bird-include and --bird-socket go together: give both "
-				"to announce the VIPs through BIRD, or neither\n");
+		fprintf(stderr,
+		        "spillwayd: --bird-include and --bird-socket go together: give both "
+		        "to announce the VIPs through BIRD, or neither\n");
 		return EXIT_USAGE;
 	}
 	if (o->bird_socket != NULL &&
 	    strlen(o->bird_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		fprintf(stderr, "spillwayd: --bird-socket: path too long (at most %zu bytes): %s\n",
-			sizeof(((struct sockaddr_un *)0)->sun_path) - 1, o->bird_socket);
+		        sizeof(((struct sockaddr_un *)0)->sun_path) - 1, o->bird_socket);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -343,14 +345,14 @@ initial_config(const struct options *o)
 	if (o->state != NULL && (stat(o->state, &st) == 0 || errno != ENOENT)) {
 		if (o->config != NULL)
 			fprintf(stderr,
-				"spillwayd: starting from the state file %s (%s is read on "
-				"SIGHUP only)\n",
-				o->state, o->config);
+			        "spillwayd: starting from the state file %s (%s is read on "
+			        "SIGHUP only)\n",
+			        o->state, o->config);
 		return load_config(o->state);
 	}
 	if (o->config == NULL) {
 		fprintf(stderr, "spillwayd: %s: no state file yet, and no --config to start from\n",
-			o->state);
+		        o->state);
 		return NULL;
 	}
 	return load_config(o->config);
@@ -427,20 +429,20 @@ tick_shift_for(uint64_t hz)
  *   empty calls, one after the other: a rebuild pending when the first is
  *   asked for is done before the second runs (3).
  */
-#define GATE_HOLD_MS 1000     /* every memif link up */
-#define GATE_HOLD_DOWN_MS 10  /* a memif link down or connecting: handshake sooner */
+#define GATE_HOLD_MS 1000    /* every memif link up */
+#define GATE_HOLD_DOWN_MS 10 /* a memif link down or connecting: handshake sooner */
 
 enum intr_op { OP_NONE, OP_SYNC, OP_CLOSE };
 
 struct memif_intr {
 	struct rte_intr_handle *ih;
-	int kick_fd;    /* eventfd, the source: readable = run the callback */
-	int wake_fd;    /* eventfd: ends a hold early */
-	bool gate;      /* main -> callback: hold for the workers */
-	int op;         /* main -> callback: enum intr_op; back to OP_NONE when done */
-	uint16_t port;  /* OP_CLOSE's */
+	int kick_fd;   /* eventfd, the source: readable = run the callback */
+	int wake_fd;   /* eventfd: ends a hold early */
+	bool gate;     /* main -> callback: hold for the workers */
+	int op;        /* main -> callback: enum intr_op; back to OP_NONE when done */
+	uint16_t port; /* OP_CLOSE's */
 	struct lb_io_conf *io;
-	uint16_t n_rx;  /* the workers' real io.n_rx_ports */
+	uint16_t n_rx; /* the workers' real io.n_rx_ports */
 	struct rte_rcu_qsbr *qsv;
 	uint16_t n_memif;
 	uint16_t memif[RTE_MAX_ETHPORTS];
@@ -549,7 +551,7 @@ intr_create(void)
 
 	if (x == NULL)
 		return NULL;
-	RTE_ETH_FOREACH_DEV(port)
+	RTE_ETH_FOREACH_DEV (port)
 		if (port_is_memif(port))
 			x->memif[x->n_memif++] = port;
 	if (x->n_memif == 0) {
@@ -570,7 +572,7 @@ intr_create(void)
 	rte_intr_instance_free(x->ih);
 #pragma GCC diagnostic pop
 	fprintf(stderr, "spillwayd: cannot set up the memif interrupt source: a memif peer "
-			"leaving may crash spillwayd\n");
+	                "leaving may crash spillwayd\n");
 	if (x->kick_fd >= 0)
 		close(x->kick_fd);
 	if (x->wake_fd >= 0)
@@ -611,7 +613,7 @@ close_ports(struct memif_intr *x)
 	uint16_t port;
 
 	gate_stop(x);
-	RTE_ETH_FOREACH_DEV(port)
+	RTE_ETH_FOREACH_DEV (port)
 		if (x == NULL || !port_is_memif(port) || !intr_run(x, OP_CLOSE, port))
 			lb_port_close(port);
 	if (x != NULL && intr_run(x, OP_SYNC, 0))
@@ -656,8 +658,8 @@ main(int argc, char **argv)
 
 		if (lb_server_resolve_group(opt.control_group, &gid, err, sizeof(err)) != 0) {
 			fprintf(stderr, "spillwayd: --control-group: %s\n", err);
-		return EXIT_USAGE;
-	}
+			return EXIT_USAGE;
+		}
 	}
 	if (opt.control != NULL) {
 		/* Before EAL: a second instance must not take the first one's ports. */
@@ -703,9 +705,10 @@ main(int argc, char **argv)
 			eal_argv[i] = eal_owned[i];
 	}
 	if (have_af_xdp && xdp_on && access(xdp_obj, R_OK) != 0) {
-		fprintf(stderr, "spillwayd: XDP program %s: %s (build it with -Dbpf=enabled, set "
-				"SPILLWAY_XSK_OBJ, or give --xdp-prog)\n",
-			xdp_obj, strerror(errno));
+		fprintf(stderr,
+		        "spillwayd: XDP program %s: %s (build it with -Dbpf=enabled, set "
+		        "SPILLWAY_XSK_OBJ, or give --xdp-prog)\n",
+		        xdp_obj, strerror(errno));
 		lb_config_free(cfg);
 		return EXIT_USAGE;
 	}
@@ -713,7 +716,7 @@ main(int argc, char **argv)
 #endif
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		fprintf(stderr, "spillwayd: EAL initialisation failed: %s\n",
-			rte_strerror(rte_errno));
+		        rte_strerror(rte_errno));
 		lb_config_free(cfg);
 		return 1;
 	}
@@ -721,7 +724,7 @@ main(int argc, char **argv)
 	unsigned int n_workers = rte_lcore_count() - 1;
 	uint16_t n_ports = rte_eth_dev_count_avail();
 	struct lb_io_conf io = {
-		.n_rx_ports = 0, .out_port = opt.out_port, .exc_port = opt.exc_port};
+	        .n_rx_ports = 0, .out_port = opt.out_port, .exc_port = opt.exc_port};
 	struct lb_worker_ctx *ctx = NULL;
 	struct lb_core_counters **cores = NULL;
 	unsigned int *lcores = NULL;
@@ -746,7 +749,7 @@ main(int argc, char **argv)
 
 	if (n_workers == 0) {
 		fprintf(stderr, "spillwayd: no worker lcore: give EAL at least two lcores "
-				"(for example -l 0-1)\n");
+		                "(for example -l 0-1)\n");
 		goto out;
 	}
 	if (n_ports == 0) {
@@ -756,18 +759,17 @@ main(int argc, char **argv)
 	if ((opt.out_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.out_port)) ||
 	    (opt.exc_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.exc_port))) {
 		fprintf(stderr, "spillwayd: --out-port/--exception-port: no such port (%u ports)\n",
-			n_ports);
+		        n_ports);
 		exit_code = EXIT_USAGE;
 		goto out;
 	}
 	pool = lb_port_pool_create(n_ports, (uint16_t)n_workers);
 	if (pool == NULL) {
 		fprintf(stderr, "spillwayd: cannot create the mbuf pool: %s\n",
-			rte_strerror(rte_errno));
+		        rte_strerror(rte_errno));
 		goto out;
 	}
-	RTE_ETH_FOREACH_DEV(port)
-	{
+	RTE_ETH_FOREACH_DEV (port) {
 		if (lb_port_start(port, (uint16_t)n_workers, pool, err, sizeof(err)) != 0) {
 			fprintf(stderr, "spillwayd: %s\n", err);
 			goto out;
@@ -781,7 +783,7 @@ main(int argc, char **argv)
 			if (xdp == NULL ||
 			    lb_xdp_sync_add_port(xdp, port, ifindex, err, sizeof(err)) != 0) {
 				fprintf(stderr, "spillwayd: XDP steering: %s\n",
-					xdp == NULL ? "out of memory" : err);
+				        xdp == NULL ? "out of memory" : err);
 				goto out;
 			}
 		}
@@ -793,7 +795,7 @@ main(int argc, char **argv)
 #endif
 	if (opt.bird_include != NULL) {
 		struct lb_bird_params bp = {.include_path = opt.bird_include,
-					    .socket_path = opt.bird_socket};
+		                            .socket_path = opt.bird_socket};
 
 		bird = lb_bird_create(&bp);
 		if (bird == NULL) {
@@ -824,8 +826,7 @@ main(int argc, char **argv)
 	unsigned int lcore, w = 0;
 
 	rte_eth_macaddr_get(mac_port, &mac);
-	RTE_LCORE_FOREACH_WORKER(lcore)
-	{
+	RTE_LCORE_FOREACH_WORKER (lcore) {
 		struct lb_worker_ctx *c = &ctx[w];
 
 		c->lcore = lcore;
@@ -837,13 +838,13 @@ main(int argc, char **argv)
 		c->qsv = qsv;
 		c->stop = &stop;
 		c->w.cnt = rte_zmalloc_socket("lb_counters", sizeof(*c->w.cnt), RTE_CACHE_LINE_SIZE,
-					      (int)rte_lcore_to_socket_id(lcore));
+		                              (int)rte_lcore_to_socket_id(lcore));
 		c->w.ft = lb_flow_table_create(cfg->flows.capacity);
 		if (c->w.cnt == NULL || c->w.ft == NULL) {
 			fprintf(stderr,
-				"spillwayd: out of memory for lcore %u's flow table "
-					"(%u entries)\n",
-				lcore, cfg->flows.capacity);
+			        "spillwayd: out of memory for lcore %u's flow table "
+			        "(%u entries)\n",
+			        lcore, cfg->flows.capacity);
 			goto out;
 		}
 		c->w.tcp_idle = lb_pipeline_ms_to_ticks(cfg->flows.tcp_idle_ms, ticks_per_s);
@@ -855,11 +856,13 @@ main(int argc, char **argv)
 			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */
 			if (sketches == NULL)
 				sketches = calloc(n_workers, sizeof(*sketches));
-			c->w.sketch = sketches != NULL ? lb_sketch_create(LB_HOT_SAMPLE_SHIFT) : NULL;
+			c->w.sketch =
+			        sketches != NULL ? lb_sketch_create(LB_HOT_SAMPLE_SHIFT) : NULL;
 			if (c->w.sketch == NULL) {
-				fprintf(stderr, "spillwayd: out of memory for lcore %u's hot-key "
-						"sketch\n",
-					lcore);
+				fprintf(stderr,
+				        "spillwayd: out of memory for lcore %u's hot-key "
+				        "sketch\n",
+				        lcore);
 				goto out;
 			}
 			sketches[w] = c->w.sketch;
@@ -871,24 +874,24 @@ main(int argc, char **argv)
 	}
 
 	struct lb_control_params cp = {
-		.config_path = opt.config,
-		.state_path = opt.state,
-		.control_path = opt.control,
-		.control_mode = opt.control_mode,
-		.control_group = opt.control_group,
-		.qsv = qsv,
-		.snap = &snap,
-		.stop = &stop,
-		.cores = (const struct lb_core_counters *const *)cores,
-		.lcores = lcores,
-		.n_cores = n_workers,
-		.idle_exit_ms = opt.idle_exit_ms,
-		.sketches = sketches,
-		.window = &hot_window,
-		.pool = pool,
-		.hooks = hooks,
-		.n_hooks = n_hooks,
-		.drain_wait_ms = opt.drain_wait_ms,
+	        .config_path = opt.config,
+	        .state_path = opt.state,
+	        .control_path = opt.control,
+	        .control_mode = opt.control_mode,
+	        .control_group = opt.control_group,
+	        .qsv = qsv,
+	        .snap = &snap,
+	        .stop = &stop,
+	        .cores = (const struct lb_core_counters *const *)cores,
+	        .lcores = lcores,
+	        .n_cores = n_workers,
+	        .idle_exit_ms = opt.idle_exit_ms,
+	        .sketches = sketches,
+	        .window = &hot_window,
+	        .pool = pool,
+	        .hooks = hooks,
+	        .n_hooks = n_hooks,
+	        .drain_wait_ms = opt.drain_wait_ms,
 	};
 
 	control = lb_control_create(&cp, cfg, err, sizeof(err));
@@ -898,12 +901,11 @@ main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding%s%s\n", n_workers, n_ports,
-		opt.control != NULL ? "; control socket " : "",
-		opt.control != NULL ? opt.control : "");
+	        opt.control != NULL ? "; control socket " : "",
+	        opt.control != NULL ? opt.control : "");
 	gate_start(mi, &io, qsv);
 	w = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore)
-	{
+	RTE_LCORE_FOREACH_WORKER (lcore) {
 		rte_eal_remote_launch(lb_worker_main, &ctx[w], lcore);
 		w++;
 	}
@@ -918,7 +920,7 @@ main(int argc, char **argv)
 	n_ports = 0;
 	if (write_stats(lb_control_stats(control), opt.stats_file) != 0) {
 		fprintf(stderr, "spillwayd: cannot write the stats: %s\n",
-			opt.stats_file ? opt.stats_file : "stdout");
+		        opt.stats_file ? opt.stats_file : "stdout");
 		goto out;
 	}
 	exit_code = rc == 0 ? 0 : 1;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 struct lb_override_slot {
-	uint64_t key_hash;   /* hash of the VIP's flow key (the Maglev hash) */
+	uint64_t key_hash; /* hash of the VIP's flow key (the Maglev hash) */
 	uint16_t vip_id;
 	uint16_t n_replicas; /* 0 = empty slot */
 	uint32_t first;      /* index of the first replica in lb_override_table.replicas */
@@ -62,7 +62,7 @@ lb_override_find(const struct lb_override_table *t, uint16_t vip_id, uint64_t ke
  */
 static inline uint16_t
 lb_override_pick(const struct lb_override_table *t, const struct lb_override_slot *o,
-		 uint64_t flow_hash)
+                 uint64_t flow_hash)
 {
 	uint32_t r = (uint32_t)(((flow_hash >> 32) * (uint64_t)o->n_replicas) >> 32);
 

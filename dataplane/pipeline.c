@@ -419,7 +419,8 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 	if (e != NULL) {
 		if (lb_backend_usable(s, v, e->backend, e->gen)) {
 			cnt->flow_hits++;
-			forward(w, s, m, ps, e->backend, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+			forward(w, s, m, ps, e->backend, out, t4, NULL, cnt, s->encap.mtu,
+			        &out->n_fwd);
 			return;
 		}
 		cnt->flow_rechosen++;
@@ -563,7 +564,8 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			 */
 			uint64_t w4;
 
-			memcpy(&w4, (const uint8_t *)&info->key + offsetof(struct lb_flow_key, sport),
+			memcpy(&w4,
+			       (const uint8_t *)&info->key + offsetof(struct lb_flow_key, sport),
 			       8);
 			memset(&w4, 0, 2);
 			if (have_last && w4 == last_w4 && info->key.dst.q[0] == last_d0 &&
@@ -620,7 +622,8 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		uint64_t sig;
 		uint16_t bid;
 
-		if (unlikely(v == NULL || (ps->info.flags & (LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR)))) {
+		if (unlikely(v == NULL ||
+		             (ps->info.flags & (LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR)))) {
 			out->n_fwd = n_fwd;
 			pass2_other(w, s, m, ps, out, &t4);
 			n_fwd = out->n_fwd;

@@ -25,11 +25,11 @@
 struct lb_worker {
 	struct lb_flow_table *ft;
 	struct lb_core_counters *cnt;
-	uint32_t now;        /* flow-table ticks; the worker refreshes it per burst */
-	uint32_t tcp_idle;   /* idle timeouts in ticks */
+	uint32_t now;      /* flow-table ticks; the worker refreshes it per burst */
+	uint32_t tcp_idle; /* idle timeouts in ticks */
 	uint32_t udp_idle;
-	uint8_t src_mac[6];  /* outer Ethernet source: the out port's MAC */
-	bool has_exception;  /* non-VIP traffic goes to the exception port */
+	uint8_t src_mac[6];       /* outer Ethernet source: the out port's MAC */
+	bool has_exception;       /* non-VIP traffic goes to the exception port */
 	struct lb_sketch *sketch; /* hot-key sketch fed every VIP packet; NULL = disabled */
 } __attribute__((aligned(64)));
 
@@ -50,7 +50,7 @@ struct lb_burst_out {
  * (forwarded, icmp_sent, exception) and what it refuses (tx_full).
  */
 void lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
-		       uint16_t n, struct lb_burst_out *out);
+                       uint16_t n, struct lb_burst_out *out);
 
 /** Convert milliseconds to flow-table ticks at ticks_per_s (at least 1 tick). */
 uint32_t lb_pipeline_ms_to_ticks(uint32_t ms, uint64_t ticks_per_s);

@@ -21,15 +21,14 @@ lb_port_pool_create(uint16_t n_ports, uint16_t n_queues)
 	/* Every descriptor may hold an mbuf, plus each worker's burst in flight and
 	 * the per-lcore caches. */
 	unsigned int n = (unsigned int)n_ports * n_queues * (RX_DESC + TX_DESC) +
-			 (unsigned int)n_queues * (4 * LB_BURST + POOL_CACHE) + 1024;
+	                 (unsigned int)n_queues * (4 * LB_BURST + POOL_CACHE) + 1024;
 
 	return rte_pktmbuf_pool_create("lb_mbufs", n, POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-				       (int)rte_socket_id());
+	                               (int)rte_socket_id());
 }
 
 int
-lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err,
-	      size_t errlen)
+lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -45,24 +44,24 @@ lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *
 	}
 	if (n_queues > info.max_rx_queues || n_queues > info.max_tx_queues) {
 		snprintf(err, errlen,
-			 "port %u (%s): %u workers need %u queue pairs, the device has %u RX / %u "
-			 "TX",
-			 port, info.driver_name, n_queues, n_queues, info.max_rx_queues,
-			 info.max_tx_queues);
+		         "port %u (%s): %u workers need %u queue pairs, the device has %u RX / %u "
+		         "TX",
+		         port, info.driver_name, n_queues, n_queues, info.max_rx_queues,
+		         info.max_tx_queues);
 		return -EINVAL;
 	}
 	if (n_queues > 1) {
 		if (info.flow_type_rss_offloads == 0) {
 			snprintf(err, errlen,
-				 "port %u (%s): no RSS, so %u workers cannot share it; run one "
-				 "worker lcore",
-				 port, info.driver_name, n_queues);
+			         "port %u (%s): no RSS, so %u workers cannot share it; run one "
+			         "worker lcore",
+			         port, info.driver_name, n_queues);
 			return -ENOTSUP;
 		}
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
-			info.flow_type_rss_offloads;
+		        (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+		        info.flow_type_rss_offloads;
 	}
 	if (socket < 0)
 		socket = (int)rte_socket_id();
@@ -77,7 +76,7 @@ lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *
 			rc = rte_eth_tx_queue_setup(port, q, nb_txd, (unsigned int)socket, NULL);
 		if (rc != 0) {
 			snprintf(err, errlen, "port %u queue %u: set-up failed: %s", port, q,
-				 strerror(-rc));
+			         strerror(-rc));
 			return rc;
 		}
 	}

@@ -19,7 +19,7 @@
  *   many queues for the device, a DPDK call failing).
  */
 int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err,
-		  size_t errlen);
+                  size_t errlen);
 
 /** Stop and close a port (flushes a net_pcap TX file). */
 void lb_port_close(uint16_t port);

@@ -19,7 +19,7 @@
 
 /* Limits shared by the config model and the per-core counter arrays. */
 #define LB_MAX_VIPS 1024
-#define LB_MAX_BACKENDS 16384 /* backend memberships over all VIPs */
+#define LB_MAX_BACKENDS 16384   /* backend memberships over all VIPs */
 #define LB_BACKEND_NONE 0xFFFFu /* Maglev slot / lookup result: no usable backend */
 #define LB_MAGLEV_DEFAULT_SIZE 65537u
 #define LB_MAGLEV_MAX_SIZE 1048573u /* largest prime below 2^20 */
@@ -60,8 +60,8 @@ enum lb_too_big_policy {
 struct lb_backend {
 	union lb_ip addr;
 	uint8_t af;
-	uint8_t state;  /* enum lb_backend_state */
-	uint16_t gen;   /* bumped each time the id is reused; 0 = slot unused */
+	uint8_t state; /* enum lb_backend_state */
+	uint16_t gen;  /* bumped each time the id is reused; 0 = slot unused */
 	uint16_t vip_id;
 	uint16_t pad;
 	uint32_t weight;
@@ -70,12 +70,12 @@ struct lb_backend {
 struct lb_vip {
 	union lb_ip addr;
 	uint8_t af;
-	uint8_t proto;      /* IPPROTO_TCP or IPPROTO_UDP */
-	uint16_t port;      /* network byte order; 0 = any port */
-	uint8_t key_mode;   /* enum lb_key_mode */
-	uint8_t encap;      /* enum lb_encap_type */
-	uint16_t id;        /* stable, indexes per-core VIP counters */
-	uint32_t n_active;  /* backends present in the table */
+	uint8_t proto;         /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;         /* network byte order; 0 = any port */
+	uint8_t key_mode;      /* enum lb_key_mode */
+	uint8_t encap;         /* enum lb_encap_type */
+	uint16_t id;           /* stable, indexes per-core VIP counters */
+	uint32_t n_active;     /* backends present in the table */
 	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty */
 	uint64_t table_digest; /* of everything the table was built from (control only) */
 };
@@ -91,20 +91,20 @@ struct lb_vip_slot {
 };
 
 struct lb_encap_conf {
-	union lb_ip src4;      /* outer IPv4 source */
-	union lb_ip src6;      /* outer IPv6 source */
+	union lb_ip src4; /* outer IPv4 source */
+	union lb_ip src6; /* outer IPv6 source */
 	bool has_src4;
 	bool has_src6;
 	uint8_t next_hop_mac[6];
-	uint16_t mtu;          /* L3 MTU of the egress link */
-	uint16_t gue_port;     /* network byte order */
-	uint8_t too_big;       /* enum lb_too_big_policy */
+	uint16_t mtu;      /* L3 MTU of the egress link */
+	uint16_t gue_port; /* network byte order */
+	uint8_t too_big;   /* enum lb_too_big_policy */
 };
 
 struct lb_snapshot {
 	uint64_t generation;
 	struct lb_hash_key hkey;
-	uint32_t table_size;  /* Maglev M, prime */
+	uint32_t table_size;    /* Maglev M, prime */
 	uint64_t table_fastmod; /* Lemire's constant for x % table_size */
 	struct lb_encap_conf encap;
 	uint32_t n_vips;
@@ -148,7 +148,7 @@ lb_vip_slot_hash(uint8_t af, const union lb_ip *addr, uint8_t proto, uint16_t po
 
 static inline const struct lb_vip *
 lb_vip_index_find(const struct lb_snapshot *s, const struct lb_vip_slot *index, uint8_t af,
-		  const union lb_ip *addr, uint8_t proto, uint16_t port)
+                  const union lb_ip *addr, uint8_t proto, uint16_t port)
 {
 	uint32_t i = lb_vip_slot_hash(af, addr, proto, port) & s->vip_index_mask;
 
@@ -170,7 +170,7 @@ lb_vip_index_find(const struct lb_snapshot *s, const struct lb_vip_slot *index, 
  */
 static inline const struct lb_vip *
 lb_vip_lookup(const struct lb_snapshot *s, uint8_t af, const union lb_ip *addr, uint8_t proto,
-	      uint16_t port)
+              uint16_t port)
 {
 	const struct lb_vip *v = lb_vip_index_find(s, s->vip_index, af, addr, proto, port);
 
@@ -185,8 +185,7 @@ lb_vip_lookup(const struct lb_snapshot *s, uint8_t af, const union lb_ip *addr, 
  * the lowest port. Both first and later fragments use this, so they agree.
  */
 static inline const struct lb_vip *
-lb_vip_lookup_frag(const struct lb_snapshot *s, uint8_t af, const union lb_ip *addr,
-		   uint8_t proto)
+lb_vip_lookup_frag(const struct lb_snapshot *s, uint8_t af, const union lb_ip *addr, uint8_t proto)
 {
 	return lb_vip_index_find(s, s->frag_index, af, addr, proto, 0);
 }
@@ -198,7 +197,7 @@ lb_vip_lookup_frag(const struct lb_snapshot *s, uint8_t af, const union lb_ip *a
  */
 static inline uint64_t
 lb_vip_key_hash(const struct lb_snapshot *s, const struct lb_vip *v, const struct lb_flow_key *fk,
-		uint64_t flow_hash)
+                uint64_t flow_hash)
 {
 	struct lb_flow_key k;
 

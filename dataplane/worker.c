@@ -13,8 +13,7 @@
 
 /* Transmit a list; whatever TX does not take is freed and counted. */
 static inline uint16_t
-tx_or_drop(struct lb_worker *w, uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
-	   uint16_t n)
+tx_or_drop(struct lb_worker *w, uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent;
 
@@ -74,13 +73,13 @@ lb_worker_main(void *arg)
 			for (uint16_t i = 0; i < out.n_fwd; i++)
 				bytes[i + 1] = bytes[i] + rte_pktmbuf_pkt_len(out.fwd[i]);
 			sent = tx_or_drop(w, io->out_port < 0 ? port : (uint16_t)io->out_port, q,
-					  out.fwd, out.n_fwd);
+			                  out.fwd, out.n_fwd);
 			cnt->forwarded += sent;
 			cnt->forwarded_bytes += bytes[sent];
 			cnt->icmp_sent += tx_or_drop(w, port, q, out.back, out.n_back);
 			if (io->exc_port >= 0)
 				cnt->exception += tx_or_drop(w, (uint16_t)io->exc_port, q, out.exc,
-							     out.n_exc);
+				                             out.n_exc);
 			if (out.n_drop)
 				rte_pktmbuf_free_bulk(out.drop, out.n_drop);
 		}

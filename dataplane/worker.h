@@ -18,16 +18,16 @@
 struct lb_io_conf {
 	uint16_t n_rx_ports;
 	uint16_t rx_ports[RTE_MAX_ETHPORTS];
-	int out_port;  /* -1: one-armed, out of the port the packet came in on */
-	int exc_port;  /* -1: none, non-VIP traffic is dropped */
+	int out_port; /* -1: one-armed, out of the port the packet came in on */
+	int exc_port; /* -1: none, non-VIP traffic is dropped */
 };
 
 struct lb_worker_ctx {
-	struct lb_worker w;            /* per-core pipeline state */
+	struct lb_worker w; /* per-core pipeline state */
 	unsigned int lcore;
-	uint16_t queue;                /* this worker's queue on every port */
-	unsigned int rcu_id;           /* thread id in the QSBR variable */
-	unsigned int tick_shift;       /* flow-table tick = TSC >> tick_shift */
+	uint16_t queue;          /* this worker's queue on every port */
+	unsigned int rcu_id;     /* thread id in the QSBR variable */
+	unsigned int tick_shift; /* flow-table tick = TSC >> tick_shift */
 	const struct lb_io_conf *io;
 	struct lb_snapshot *const *snap; /* published pointer, loaded with acquire */
 	struct rte_rcu_qsbr *qsv;

@@ -82,13 +82,13 @@ static volatile bool g_signal; /* SIGINT/SIGTERM seen */
 enum intr_op { OP_NONE, OP_SYNC, OP_CLOSE };
 
 static struct {
-	bool on;                  /* the port is memif: workers check open */
-	uint32_t open;            /* gate -> workers: the port may be used */
-	bool gate;                /* main -> callback: hold for the workers */
-	int op;                   /* main -> callback: enum intr_op; OP_NONE when done */
+	bool on;       /* the port is memif: workers check open */
+	uint32_t open; /* gate -> workers: the port may be used */
+	bool gate;     /* main -> callback: hold for the workers */
+	int op;        /* main -> callback: enum intr_op; OP_NONE when done */
 	uint16_t port;
-	int kick_fd;              /* eventfd, the source: readable = run the callback */
-	int wake_fd;              /* eventfd: ends a hold early */
+	int kick_fd; /* eventfd, the source: readable = run the callback */
+	int wake_fd; /* eventfd: ends a hold early */
 	struct rte_intr_handle *ih;
 	struct rte_rcu_qsbr *qsv; /* one thread per lcore id */
 } g_intr = {.kick_fd = -1, .wake_fd = -1};

@@ -284,8 +284,7 @@ check_keys(json_t *obj, const char *const *allowed, const char *where, char *err
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(obj, k, v)
-	{
+	json_object_foreach (obj, k, v) {
 		int ok = 0;
 		for (int i = 0; allowed[i] != NULL; i++)
 			ok |= strcmp(k, allowed[i]) == 0;
@@ -454,8 +453,7 @@ sg_scenario_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
 			ERR("scenario.vips: an array of at most %d \"ADDR:PORT/PROTO\"",
 			    SG_MAX_VIPS);
 		o->nvips = 0;
-		json_array_foreach(v, i, e)
-		{
+		json_array_foreach (v, i, e) {
 			if (!json_is_string(e) ||
 			    sg_parse_vip(json_string_value(e), &o->vips[o->nvips]) != 0)
 				ERR("scenario.vips[%zu]: not \"ADDR:PORT/PROTO\"", i);
@@ -468,8 +466,7 @@ sg_scenario_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
 		    json_array_size(v) > SG_MAX_PHASES)
 			ERR("scenario.phases: an array of 1 to %d phases", SG_MAX_PHASES);
 		o->nphases = 0;
-		json_array_foreach(v, i, p)
-		{
+		json_array_foreach (v, i, p) {
 			struct sg_phase *ph = &o->phases[o->nphases];
 			snprintf(where, sizeof(where), "scenario.phases[%zu]", i);
 			if (!json_is_object(p))
@@ -537,8 +534,7 @@ sg_lbconfig_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
 	bool keep_vips = o->nvips > 0;
 	if (!keep_vips)
 		o->nvips = 0;
-	json_array_foreach(vips, i, v)
-	{
+	json_array_foreach (vips, i, v) {
 		struct sg_vip tmp, *x = &tmp;
 		const char *a = json_string_value(json_object_get(v, "address"));
 		const char *proto = json_string_value(json_object_get(v, "protocol"));
@@ -555,8 +551,7 @@ sg_lbconfig_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
 		x->configured = true;
 		for (int j = 0; j < SG_MAX_BACKENDS; j++)
 			x->weight[j] = -1;
-		json_array_foreach(json_object_get(v, "backends"), k, b)
-		{
+		json_array_foreach (json_object_get(v, "backends"), k, b) {
 			union lb_ip ba;
 			uint8_t baf;
 			const char *s = json_string_value(json_object_get(b, "address"));

@@ -407,8 +407,8 @@ enum {
 };
 
 static const char *const g_stage_name[ST__N] = {
-        "parse",       "vip_lookup",  "hash",        "hash_x4",        "hash_x8",  "flow_lookup",
-        "maglev_pick", "encap_write", "encap_tmpl",  "counters_per_pkt", "counters",
+        "parse",       "vip_lookup",  "hash",       "hash_x4",          "hash_x8",  "flow_lookup",
+        "maglev_pick", "encap_write", "encap_tmpl", "counters_per_pkt", "counters",
 };
 
 /* A burst's hashes as the pipeline computes them without AVX-512: x4 with AVX2, else scalar. */
@@ -635,7 +635,8 @@ hash_x4_check(const struct lb_snapshot *s)
 			lb_hash_flow_x4(&s->hkey, kp + 4, h + 4);
 			for (int i = 0; i < 8; i++)
 				if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
-					fprintf(stderr, "bench_pipeline: lb_hash_flow_x4 differs\n");
+					fprintf(stderr,
+					        "bench_pipeline: lb_hash_flow_x4 differs\n");
 					return -1;
 				}
 		}
@@ -644,13 +645,15 @@ hash_x4_check(const struct lb_snapshot *s)
 			lb_hash_flow_x8(&s->hkey, kp, h);
 			for (int i = 0; i < 8; i++)
 				if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
-					fprintf(stderr, "bench_pipeline: lb_hash_flow_x8 differs\n");
+					fprintf(stderr,
+					        "bench_pipeline: lb_hash_flow_x8 differs\n");
 					return -1;
 				}
 			lb_hash_flow_x8s(&s->hkey, &k[0], sizeof(k[0]), h);
 			for (int i = 0; i < 8; i++)
 				if (h[i] != lb_hash_flow(&s->hkey, &k[i])) {
-					fprintf(stderr, "bench_pipeline: lb_hash_flow_x8s differs\n");
+					fprintf(stderr,
+					        "bench_pipeline: lb_hash_flow_x8s differs\n");
 					return -1;
 				}
 		}
@@ -778,7 +781,8 @@ hot_cases(struct bench *b)
 		/* Every timed packet of the hot case must have taken the override. */
 		if (rc == 0 && selected("new_flow_hot") &&
 		    b->w->cnt->hot_spread - spread < (uint64_t)per_case) {
-			fprintf(stderr, "bench_pipeline: new_flow_hot: %llu of %u packets overridden\n",
+			fprintf(stderr,
+			        "bench_pipeline: new_flow_hot: %llu of %u packets overridden\n",
 			        (unsigned long long)(b->w->cnt->hot_spread - spread), per_case);
 			rc = -1;
 		}

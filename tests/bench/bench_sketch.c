@@ -283,9 +283,9 @@ report(const char *name, struct run *r, const struct pkt *pk, const uint32_t *dr
 	j = json_pack("{s:s, s:f, s:f, s:f}", "name", name, "ns_per_add", c * g_ns_per_cycle,
 	              "cycles_per_add", c, "baseline_ns", base * g_ns_per_cycle);
 	if (j != NULL && r->polls)
-		json_object_set_new(j, "window_switch_us",
-		                    json_real((double)r->poll_cycles / r->polls * g_ns_per_cycle /
-		                              1000.0));
+		json_object_set_new(
+		        j, "window_switch_us",
+		        json_real((double)r->poll_cycles / r->polls * g_ns_per_cycle / 1000.0));
 	if (j != NULL && zipf) {
 		json_object_set_new(j, "top10_named", json_integer(a.heavy_found));
 		json_object_set_new(j, "top10_worst_error_pct", json_real(100 * a.heavy_worst));

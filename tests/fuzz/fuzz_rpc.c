@@ -162,7 +162,8 @@ check_reply(const char *reply)
 		json_t *e;
 
 		FUZZ_CHECK(json_array_size(r) > 0, "empty batch reply");
-		json_array_foreach(r, i, e) check_response(e);
+		json_array_foreach (r, i, e)
+			check_response(e);
 	} else {
 		check_response(r);
 	}

@@ -77,14 +77,14 @@ struct vip {
 
 /* fuzz_packet.c's snapshot A, then test_xsk_steer.c's VIPs. */
 static const struct vip vips[] = {
-	{AF_INET, "192.0.2.10", P_TCP, 80},      {AF_INET, "192.0.2.10", P_UDP, 0},
-	{AF_INET, "192.0.2.10", P_TCP, 443},     {AF_INET, "192.0.2.30", P_TCP, 80},
-	{AF_INET, "192.0.2.40", P_UDP, 53},      {AF_INET6, "2001:db8::10", P_TCP, 443},
-	{AF_INET6, "2001:db8::10", P_UDP, 0},    {AF_INET6, "2001:db8::10", P_TCP, 80},
-	{AF_INET6, "2001:db8::20", P_TCP, 80},   {AF_INET, "203.0.113.10", P_TCP, 443},
-	{AF_INET, "203.0.113.10", P_UDP, 53},    {AF_INET, "203.0.113.20", P_TCP, 0},
-	{AF_INET6, "2001:db8:1::10", P_TCP, 443}, {AF_INET6, "2001:db8:1::10", P_UDP, 53},
-	{AF_INET6, "2001:db8:1::20", P_UDP, 0},
+        {AF_INET, "192.0.2.10", P_TCP, 80},       {AF_INET, "192.0.2.10", P_UDP, 0},
+        {AF_INET, "192.0.2.10", P_TCP, 443},      {AF_INET, "192.0.2.30", P_TCP, 80},
+        {AF_INET, "192.0.2.40", P_UDP, 53},       {AF_INET6, "2001:db8::10", P_TCP, 443},
+        {AF_INET6, "2001:db8::10", P_UDP, 0},     {AF_INET6, "2001:db8::10", P_TCP, 80},
+        {AF_INET6, "2001:db8::20", P_TCP, 80},    {AF_INET, "203.0.113.10", P_TCP, 443},
+        {AF_INET, "203.0.113.10", P_UDP, 53},     {AF_INET, "203.0.113.20", P_TCP, 0},
+        {AF_INET6, "2001:db8:1::10", P_TCP, 443}, {AF_INET6, "2001:db8:1::10", P_UDP, 53},
+        {AF_INET6, "2001:db8:1::20", P_UDP, 0},
 };
 #define N_VIPS (sizeof(vips) / sizeof(vips[0]))
 
@@ -99,7 +99,7 @@ static uint8_t g_addr[N_VIPS][16];
  */
 enum ref_class { R_OK, R_FRAG, R_ICMP_ERR, R_NOT_LB, R_MALFORMED, R_MAX };
 __attribute__((used, section("__libfuzzer_extra_counters"))) static uint8_t
-	g_extra[LB_XSK_CNT_MAX * R_MAX * K_MAX];
+        g_extra[LB_XSK_CNT_MAX * R_MAX * K_MAX];
 
 static void
 teardown(void)
@@ -116,9 +116,10 @@ setup(void)
 
 	g_prog = lb_xsk_steer_open(&o);
 	if (g_prog == NULL) {
-		fprintf(stderr, "fuzz_xdp: cannot load the XDP program (%s): needs root / CAP_BPF; "
-				"skipped\n",
-			strerror(errno));
+		fprintf(stderr,
+		        "fuzz_xdp: cannot load the XDP program (%s): needs root / CAP_BPF; "
+		        "skipped\n",
+		        strerror(errno));
 		exit(SKIP_RC);
 	}
 	atexit(teardown);
@@ -130,10 +131,9 @@ setup(void)
 
 		FUZZ_CHECK(inet_pton(vips[i].af, vips[i].addr, g_addr[i]) == 1, "%s", vips[i].addr);
 		FUZZ_CHECK(lb_xsk_vip_key_make(&key, vips[i].af, g_addr[i], vips[i].proto,
-					       htons(vips[i].port)) == 0,
-			   "key %s", vips[i].addr);
-		FUZZ_CHECK(lb_xsk_vip_add(vfd, &key, (uint32_t)i) == 0, "vip_add %s",
-			   vips[i].addr);
+		                               htons(vips[i].port)) == 0,
+		           "key %s", vips[i].addr);
+		FUZZ_CHECK(lb_xsk_vip_add(vfd, &key, (uint32_t)i) == 0, "vip_add %s", vips[i].addr);
 	}
 }
 
@@ -164,7 +164,7 @@ run(const uint8_t *frame, uint32_t len, uint32_t *verdict, int *cnt)
 
 	FUZZ_CHECK(lb_xsk_counters_read(g_stats_fd, before) == 0, "counters_read");
 	FUZZ_CHECK(bpf_prog_test_run_opts(g_prog_fd, &o) == 0, "test run of %u bytes: %s", len,
-		   strerror(errno));
+	           strerror(errno));
 	FUZZ_CHECK(lb_xsk_counters_read(g_stats_fd, after) == 0, "counters_read");
 	*verdict = o.retval;
 	*cnt = -1;
@@ -201,11 +201,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(frame, len, &verdict, &cnt);
 	FUZZ_CHECK(verdict == XDP_PASS || verdict == XDP_REDIRECT, "verdict %u", verdict);
 	FUZZ_CHECK((verdict == XDP_REDIRECT) == (cnt == LB_XSK_CNT_REDIRECT),
-		   "verdict %u with counter %d", verdict, cnt);
+	           "verdict %u with counter %d", verdict, cnt);
 	FUZZ_CHECK(cnt != LB_XSK_CNT_PASS_NO_XSK, "PASS_NO_XSK in test mode");
 	run(frame, len, &verdict2, &cnt2);
 	FUZZ_CHECK(verdict2 == verdict && cnt2 == cnt, "second run: %u/%d, first %u/%d", verdict2,
-		   cnt2, verdict, cnt);
+	           cnt2, verdict, cnt);
 
 	/* The reference: the data path's parser on the same bytes (a heap copy of exactly len). */
 	{
@@ -233,9 +233,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool hit = ref_vip(&info.key, false);
 
 		ok = hit ? verdict == XDP_REDIRECT : cnt == LB_XSK_CNT_PASS_NOT_VIP;
-		FUZZ_CHECK(ok, "parser: %s VIP (af %u proto %u dport %u), XDP verdict %u counter %d",
-			   hit ? "a" : "no", info.key.af, info.key.proto, ntohs(info.key.dport),
-			   verdict, cnt);
+		FUZZ_CHECK(ok,
+		           "parser: %s VIP (af %u proto %u dport %u), XDP verdict %u counter %d",
+		           hit ? "a" : "no", info.key.af, info.key.proto, ntohs(info.key.dport),
+		           verdict, cnt);
 		break;
 	}
 	case R_FRAG: {
@@ -246,11 +247,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < N_VIPS; i++)
 				if (vips[i].proto == info.key.proto &&
 				    memcmp(g_addr[i], info.key.dst.b,
-					   info.key.af == LB_AF_INET ? 4 : 16) == 0)
+				           info.key.af == LB_AF_INET ? 4 : 16) == 0)
 					known = K_FRAG_PORT_VIP;
 		}
 		FUZZ_CHECK(ok, "parser: fragment, %s port-agnostic VIP; XDP verdict %u counter %d",
-			   any ? "a" : "no", verdict, cnt);
+		           any ? "a" : "no", verdict, cnt);
 		break;
 	}
 	case R_ICMP_ERR: {
@@ -259,7 +260,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		ok = hit ? verdict == XDP_REDIRECT : cnt == LB_XSK_CNT_PASS_NOT_L4;
 		FUZZ_CHECK(ok, "parser: ICMP error about %s VIP flow; XDP verdict %u counter %d",
-			   hit ? "a" : "no", verdict, cnt);
+		           hit ? "a" : "no", verdict, cnt);
 		break;
 	}
 	case R_NOT_LB:

@@ -33,12 +33,12 @@
 #endif
 
 enum {
-	E2E_IPIP,       /* IPIP decapsulated */
-	E2E_GUE,        /* GUE variant 1 decapsulated */
-	E2E_BAD_CSUM,   /* outer IPv4 header checksum wrong */
-	E2E_BAD_LEN,    /* outer IP or UDP length wrong, or the inner header cut */
-	E2E_BAD_INNER,  /* not IPv4 after the outer headers (GUE: not variant 1 IPv4) */
-	E2E_BAD_FRAG,   /* outer header fragmented or with options */
+	E2E_IPIP,      /* IPIP decapsulated */
+	E2E_GUE,       /* GUE variant 1 decapsulated */
+	E2E_BAD_CSUM,  /* outer IPv4 header checksum wrong */
+	E2E_BAD_LEN,   /* outer IP or UDP length wrong, or the inner header cut */
+	E2E_BAD_INNER, /* not IPv4 after the outer headers (GUE: not variant 1 IPv4) */
+	E2E_BAD_FRAG,  /* outer header fragmented or with options */
 	E2E_CNT_MAX
 };
 
@@ -60,7 +60,8 @@ count(__u32 i, int verdict)
 }
 
 SEC("xdp")
-int e2e_decap(struct xdp_md *ctx)
+int
+e2e_decap(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

@@ -326,12 +326,13 @@ test_bird_prefixes_usable_only(void **state)
 static void
 test_bird_prefixes_draining_only(void **state)
 {
-	struct lb_snapshot *s = snap_of("{" ENCAP " \"vips\": ["
-		"{\"address\": \"10.100.0.7\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
-		"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"},"
-		"  {\"address\": \"10.1.0.2\", \"state\": \"down\"}]},"
-		"{\"address\": \"10.100.0.8\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
-		"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}]}]}");
+	struct lb_snapshot *s = snap_of(
+	        "{" ENCAP " \"vips\": ["
+	        "{\"address\": \"10.100.0.7\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
+	        "  {\"address\": \"10.1.0.1\", \"state\": \"draining\"},"
+	        "  {\"address\": \"10.1.0.2\", \"state\": \"down\"}]},"
+	        "{\"address\": \"10.100.0.8\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["
+	        "  {\"address\": \"10.1.0.1\", \"state\": \"down\"}]}]}");
 	struct lb_bird_prefix p[4];
 	char b[80];
 

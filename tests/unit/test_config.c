@@ -471,15 +471,16 @@ static const struct bad_case bad_cases[] = {
         {"test_config_rejects flows capacity too small", "{" ENC ", 'flows': {'capacity': 63}}",
          "flows.capacity", "63 out of range"},
         {"test_config_rejects flows capacity too big",
-         "{" ENC ", 'flows': {'capacity': 134217729}}", "flows.capacity",
-         "134217729 out of range"},
+         "{" ENC ", 'flows': {'capacity': 134217729}}", "flows.capacity", "134217729 out of range"},
         {"test_config_rejects tcp_idle_ms above a day",
          "{" ENC ", 'flows': {'tcp_idle_ms': 86400001}}", "flows.tcp_idle_ms", "out of range"},
         {"test_config_rejects weight above 65535", ONE_BE("'address': '10.0.0.2', 'weight': 65536"),
          "vips[0].backends[1].weight", "65536 out of range"},
         /* 2^32 + 80 and 2^32 + 1: no silent truncation to 32 bits. */
-        {"test_config_rejects port past 32 bits", ONE_VIP("'address': '203.0.113.1', 'port': "
-         "4294967376, 'protocol': 'udp'"), "vips[0].port", "4294967376 out of range"},
+        {"test_config_rejects port past 32 bits",
+         ONE_VIP("'address': '203.0.113.1', 'port': "
+                 "4294967376, 'protocol': 'udp'"),
+         "vips[0].port", "4294967376 out of range"},
         {"test_config_rejects weight past 32 bits",
          ONE_BE("'address': '10.0.0.2', 'weight': 4294967297"), "vips[0].backends[1].weight",
          "4294967297 out of range"},
@@ -587,8 +588,9 @@ test_config_table_budget(void **state)
 	(void)state;
 	assert_int_equal(fit, 256);
 	for (uint32_t i = 0; i < fit; i++)
-		json_array_append_new(vips, json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1",
-		                                      "port", (json_int_t)(i + 1), "protocol", "tcp"));
+		json_array_append_new(vips,
+		                      json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1", "port",
+		                                (json_int_t)(i + 1), "protocol", "tcp"));
 	json_object_set_new(root, "vips", vips);
 	cfg = lb_config_from_json(root, err, sizeof(err));
 	if (cfg == NULL)

@@ -563,9 +563,9 @@ test_encap_ip4_checksum_random(void **state)
 		}
 		memset(a, CANARY, sizeof(a));
 		memset(b, CANARY, sizeof(b));
-		assert_int_equal(lb_encap_write(a, &conf, port_mac, &be, encap, inner_af, inner_len,
-		                                tos, h),
-		                 lb_encap_overhead(LB_AF_INET, encap) + LB_ETH_HLEN);
+		assert_int_equal(
+		        lb_encap_write(a, &conf, port_mac, &be, encap, inner_af, inner_len, tos, h),
+		        lb_encap_overhead(LB_AF_INET, encap) + LB_ETH_HLEN);
 		lb_encap4_tmpl_init(&t, &conf, port_mac);
 		lb_encap_write4_tmpl(b, &t, &be, encap, inner_af, inner_len, tos, h);
 		assert_memory_equal(a, b, sizeof(a));

@@ -185,8 +185,8 @@ test_flow_table_reinsert_no_twin(void **state)
 	uint64_t a = sig_in_bucket(ft, 4, 0), x = sig_in_bucket(ft, 4, 1);
 	struct lb_flow_entry *e;
 
-	assert_false(lb_flow_insert(ft, a, 0, 5, 1, 1));   /* way 0, expires at 5 */
-	assert_false(lb_flow_insert(ft, x, 0, 100, 2, 1)); /* way 1, expires at 100 */
+	assert_false(lb_flow_insert(ft, a, 0, 5, 1, 1));    /* way 0, expires at 5 */
+	assert_false(lb_flow_insert(ft, x, 0, 100, 2, 1));  /* way 1, expires at 100 */
 	assert_false(lb_flow_insert(ft, x, 10, 100, 7, 2)); /* a is expired by now */
 	assert_int_equal(lb_flow_table_count(ft, 10), 1);
 	e = lb_flow_lookup(ft, x, 10);

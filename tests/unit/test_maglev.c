@@ -504,7 +504,8 @@ ref_build(const struct lb_hash_key *key, const struct lb_maglev_backend *backend
 	const struct lb_maglev_backend **act = calloc(n ? n : 1, sizeof(*act));
 	uint64_t *off = calloc(n ? n : 1, sizeof(*off)), *skip = calloc(n ? n : 1, sizeof(*skip));
 	uint64_t *pos = calloc(n ? n : 1, sizeof(*pos)), *rem = calloc(n ? n : 1, sizeof(*rem));
-	uint32_t *quota = calloc(n ? n : 1, sizeof(*quota)), *done = calloc(n ? n : 1, sizeof(*done));
+	uint32_t *quota = calloc(n ? n : 1, sizeof(*quota)),
+	         *done = calloc(n ? n : 1, sizeof(*done));
 	uint8_t *taken = calloc(m, 1), *bonus = calloc(n ? n : 1, 1);
 	struct lb_hash_key ko = {key->k0 ^ REF_OFFSET_K0, key->k1 ^ REF_OFFSET_K1};
 	struct lb_hash_key ks = {key->k0 ^ REF_SKIP_K0, key->k1 ^ REF_SKIP_K1};
@@ -678,7 +679,8 @@ test_maglev_matches_reference(void **state)
 			lb_maglev_probe_width_cap(width);
 			assert_int_equal(lb_maglev_build(&key, p.b, n, m, got), 0);
 			if (memcmp(got, want, sizeof(*got) * m) != 0)
-				fail_msg("set %d: N=%u M=%u weights mode %u, probe width %u: differs "
+				fail_msg("set %d: N=%u M=%u weights mode %u, probe width %u: "
+				         "differs "
 				         "from the reference",
 				         set, n, m, mode, width);
 		}

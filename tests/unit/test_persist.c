@@ -295,10 +295,10 @@ test_persist_cleanup_leftovers(void **state)
 	json_t *d = doc(3);
 
 	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), 0);
-	touch(f->dir, "state.json.a1B2c3");   /* mkostemp leftovers */
+	touch(f->dir, "state.json.a1B2c3"); /* mkostemp leftovers */
 	touch(f->dir, "state.json.XyZ789");
-	touch(f->dir, "state.json.bak");      /* not ours: wrong length */
-	touch(f->dir, "other.json.a1B2c3");   /* another file's */
+	touch(f->dir, "state.json.bak");    /* not ours: wrong length */
+	touch(f->dir, "other.json.a1B2c3"); /* another file's */
 	assert_int_equal(lb_persist_cleanup(f->path), 2);
 	assert_int_equal(count_entries(f->dir, "state.json"), 2);
 	assert_non_null(read_file(f->path));

@@ -1454,7 +1454,8 @@ mixed_frames(struct frame *f, uint32_t max)
 			if (kind == 1 && j % 3 == 1)
 				fl = flow6(i);
 			else if (kind == 1 && j % 3 == 2)
-				fl.dst = ip4_addr(192, 0, 2, 20), fl.proto = PROTO_UDP, fl.dport = 53;
+				fl.dst = ip4_addr(192, 0, 2, 20), fl.proto = PROTO_UDP,
+				fl.dport = 53;
 			build(&f[n], &fl, 20 + j, IP4_DF, false);
 			if (kind == 2 && j == 5)
 				build_frag(&f[n], &fl, 0, true, 64);
@@ -1560,8 +1561,10 @@ test_pipeline_sketch_matches_per_packet(void **state)
 			assert_memory_equal(sk->buf[0].vip_total, ref->buf[0].vip_total,
 			                    sizeof(ref->buf[0].vip_total));
 			assert_memory_equal(sk->buf[0].cm, ref->buf[0].cm, sizeof(ref->buf[0].cm));
-			assert_memory_equal(sk->buf[0].tag, ref->buf[0].tag, sizeof(ref->buf[0].tag));
-			assert_memory_equal(sk->buf[0].key, ref->buf[0].key, sizeof(ref->buf[0].key));
+			assert_memory_equal(sk->buf[0].tag, ref->buf[0].tag,
+			                    sizeof(ref->buf[0].tag));
+			assert_memory_equal(sk->buf[0].key, ref->buf[0].key,
+			                    sizeof(ref->buf[0].key));
 			for (uint32_t t = 0; t < LB_SKETCH_CANDS; t++)
 				cands += ref->buf[0].tag[t].count != 0;
 			print_message("keys %s, 1 in %u, totals from %llu: %llu VIP packets, %u "
@@ -1622,7 +1625,8 @@ test_pipeline_vip_backend_counters_exact(void **state)
 		assert_true(bid[i] >= 0);
 		assert_int_equal(lb_parse_frame(f[i].b, f[i].len, f[i].len, &info), LB_PARSE_OK);
 		if (info.flags & LB_PKT_FRAGMENT)
-			v = lb_vip_lookup_frag(fx->snap, info.key.af, &info.key.dst, info.key.proto);
+			v = lb_vip_lookup_frag(fx->snap, info.key.af, &info.key.dst,
+			                       info.key.proto);
 		else
 			v = lb_vip_lookup(fx->snap, info.key.af, &info.key.dst, info.key.proto,
 			                  info.key.dport);

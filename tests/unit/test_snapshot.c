@@ -18,11 +18,11 @@
 #include "snapshot_build.h"
 
 #define CFG                                                                                        \
-	"{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": \"02:00:00:00:00:01\"},"       \
-	" \"maglev\": {\"table_size\": 65537, \"seed\": \"snap\"},"                                 \
+	"{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": \"02:00:00:00:00:01\"},"      \
+	" \"maglev\": {\"table_size\": 65537, \"seed\": \"snap\"},"                                \
 	" \"vips\": [{\"address\": \"192.0.2.1\", \"port\": 80, \"protocol\": \"tcp\","            \
-	"             \"backends\": [{\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\"},"     \
-	"                          {\"address\": \"10.1.0.3\"}]},"                                  \
+	"             \"backends\": [{\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\"},"    \
+	"                          {\"address\": \"10.1.0.3\"}]},"                                 \
 	"            {\"address\": \"192.0.2.2\", \"port\": 80, \"protocol\": \"tcp\","            \
 	"             \"backends\": [{\"address\": \"10.2.0.1\"}, {\"address\": \"10.2.0.2\"}]}]}"
 
@@ -100,13 +100,13 @@ test_snapshot_overrides_found(void **state)
 	struct lb_config *c = config();
 	char err[256];
 	uint16_t r0[] = {c->vips[0].backends[0].id, c->vips[0].backends[2].id,
-			 c->vips[1].backends[0].id /* another VIP's: left out */};
+	                 c->vips[1].backends[0].id /* another VIP's: left out */};
 	uint16_t r1[] = {c->vips[0].backends[1].id}; /* not VIP 1's: override dropped */
 	uint16_t r2[] = {c->vips[1].backends[1].id};
 	struct lb_snapshot_override ov[] = {
-		{c->vips[0].id, 0x1111222233334444ULL, 3, r0},
-		{c->vips[1].id, 0x5555666677778888ULL, 1, r1},
-		{c->vips[1].id, 0x1111222233334444ULL, 1, r2}, /* same key, other VIP */
+	        {c->vips[0].id, 0x1111222233334444ULL, 3, r0},
+	        {c->vips[1].id, 0x5555666677778888ULL, 1, r1},
+	        {c->vips[1].id, 0x1111222233334444ULL, 1, r2}, /* same key, other VIP */
 	};
 	struct lb_snapshot *s;
 	const struct lb_override_slot *o;
@@ -157,10 +157,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_snapshot_reuses_unchanged_tables),
-		cmocka_unit_test(test_snapshot_seed_change_rebuilds),
-		cmocka_unit_test(test_snapshot_overrides_found),
-		cmocka_unit_test(test_snapshot_no_overrides_is_empty),
+	        cmocka_unit_test(test_snapshot_reuses_unchanged_tables),
+	        cmocka_unit_test(test_snapshot_seed_change_rebuilds),
+	        cmocka_unit_test(test_snapshot_overrides_found),
+	        cmocka_unit_test(test_snapshot_no_overrides_is_empty),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

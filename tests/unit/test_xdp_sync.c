@@ -36,9 +36,9 @@ static struct lb_xsk_steer *g_prog;
 static int g_lo;
 
 static const char *const CFG_HEAD =
-	"{\"encap\": {\"source_v4\": \"192.0.2.1\", \"source_v6\": \"2001:db8::1\","
-	" \"next_hop_mac\": \"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 251},"
-	" \"vips\": [";
+        "{\"encap\": {\"source_v4\": \"192.0.2.1\", \"source_v6\": \"2001:db8::1\","
+        " \"next_hop_mac\": \"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 251},"
+        " \"vips\": [";
 
 /* A snapshot of the VIPs in vips_json (a JSON array body). */
 static struct lb_snapshot *
@@ -148,8 +148,9 @@ teardown(void **state)
 	return 0;
 }
 
-#define V_WEB "{\"address\": \"10.0.0.1\", \"port\": 80, \"protocol\": \"tcp\"," \
-	      " \"backends\": [{\"address\": \"10.1.0.1\"}]}"
+#define V_WEB                                                                                      \
+	"{\"address\": \"10.0.0.1\", \"port\": 80, \"protocol\": \"tcp\","                         \
+	" \"backends\": [{\"address\": \"10.1.0.1\"}]}"
 #define V_DNS "{\"address\": \"10.0.0.2\", \"port\": 53, \"protocol\": \"udp\", \"encap\": \"gue\"}"
 #define V_ANY "{\"address\": \"10.0.0.3\", \"port\": 0, \"protocol\": \"tcp\"}"
 #define V_V6 "{\"address\": \"2001:db8::10\", \"port\": 443, \"protocol\": \"tcp\"}"
@@ -284,20 +285,21 @@ int
 main(void)
 {
 	const struct CMUnitTest plain[] = {
-		cmocka_unit_test(test_vdev_arg),
+	        cmocka_unit_test(test_vdev_arg),
 	};
 	const struct CMUnitTest kernel[] = {
-		cmocka_unit_test(test_sync_follows_publications),
-		cmocka_unit_test(test_sync_refuses_foreign_ports),
+	        cmocka_unit_test(test_sync_follows_publications),
+	        cmocka_unit_test(test_sync_refuses_foreign_ports),
 	};
 	int rc = cmocka_run_group_tests_name("xdp_sync", plain, NULL, NULL);
 
 	if (rc != 0)
 		return rc;
 	if (setup(NULL) != 0) {
-		fprintf(stderr, "xdp_sync: skipping the kernel cases: cannot load or attach BPF "
-				"here (%s; needs root)\n",
-			strerror(errno));
+		fprintf(stderr,
+		        "xdp_sync: skipping the kernel cases: cannot load or attach BPF "
+		        "here (%s; needs root)\n",
+		        strerror(errno));
 		lb_xsk_steer_close(g_prog);
 		return 77;
 	}

@@ -364,7 +364,7 @@ test_xsk_steer_truncated(void **state)
  */
 static void
 build_icmp_err(struct pkt *p, bool v6, uint8_t type, const uint8_t *vipa, uint8_t proto,
-	       uint16_t vport, int quoted_l4, bool later)
+               uint16_t vport, int quoted_l4, bool later)
 {
 	uint8_t l4[8] = {0};
 
@@ -454,7 +454,8 @@ test_xsk_steer_icmp_errors(void **state)
 	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
 	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 3, false); /* ports cut short */
 	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
-	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 8, true); /* later fragment: no port-0 entry */
+	build_icmp_err(&p, false, 3, vip4, IP_TCP, 443, 8,
+	               true); /* later fragment: no port-0 entry */
 	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
 	build_icmp_err(&p, false, 3, anyport4, IP_TCP, 0, 0, true);
 	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
@@ -641,8 +642,8 @@ static void
 test_xsk_steer_maps_foreign_prog(void **state)
 {
 	struct bpf_insn insns[] = {
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
-		{.code = BPF_JMP | BPF_EXIT},
+	        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+	        {.code = BPF_JMP | BPF_EXIT},
 	};
 	struct lb_xsk_maps m;
 	int fd;
