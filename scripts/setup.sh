@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 PKGS=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libcmocka-dev
-	libbpf-dev libxdp-dev clang llvm bpftool libpcap-dev libclang-rt-14-dev
+	libbpf-dev libxdp-dev clang llvm clang-format bpftool libpcap-dev libclang-rt-14-dev
 	iproute2 iputils-ping tcpdump ethtool python3 python3-scapy bird2
 )
 

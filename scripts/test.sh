@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The whole test suite: install and build (scripts/setup.sh), then every meson
-# test (cmocka unit tests, header self-containment, the pcap integration test)
-# in the normal build, then again in an ASan+UBSan build, then the libFuzzer
+# The whole test suite: install and build (scripts/setup.sh), check that every
+# C file passes .clang-format, then every meson test (cmocka unit tests, the
+# lint suite: headers alone, format, listed files, hot path; the integration
+# tests) in the normal build, then again in an ASan+UBSan build, then the libFuzzer
 # harnesses for a bounded time in a clang build. Exits non-zero on the first
 # failing stage. Benchmarks are not run here: see docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAN=1 ./scripts/setup.sh
+
+echo "== format (.clang-format over every C file)"
+./tests/check_format.sh
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # DPDK's own libraries are not instrumented and keep allocations until exit;
