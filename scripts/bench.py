@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Every spillway benchmark in one run, against the targets of issue 9.
+"""Every spillway benchmark in one run, against the performance targets in docs/benchmarks.md.
 
 Runs, from an already built benchmark build directory (scripts/bench.sh builds
 it): bench_pipeline (RUNS times; each run is itself the median of 7 rounds),
@@ -378,7 +378,7 @@ def md(res, cmdline):
           "contention from other work and are not valid against the targets.**"
           % (busy, mc["vcpus"]))
     w("")
-    w("## Summary against the targets (issue 9)")
+    w("## Summary against the targets")
     w("")
     w("| path | target | measured | result | how |")
     w("|---|---|---|---|---|")

@@ -186,7 +186,7 @@ main(int argc, char **argv)
 	}
 
 	lb_hash_key_from_seed(&key, "spillway-bench", strlen("spillway-bench"));
-	/* Every N at both table sizes of issue 3 (N = 5000 needs M >> N). */
+	/* Every N at both table sizes of docs/benchmarks.md (N = 5000 needs M >> N). */
 	static const uint32_t sizes[] = {65537, 655373};
 	static const uint32_t ns[] = {10, 100, 1000, 5000};
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Scale-out end to end (issue 8, part 3; docs/scale-out.md):
+# Scale-out end to end (docs/scale-out.md):
 #
 #   client ──veth── router (BIRD: BGP from both LBs, kernel ECMP with merge
 #                     │  │   paths, fib_multipath_hash_policy=1)

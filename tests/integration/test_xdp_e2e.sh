@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# End to end through direct server return, over AF_XDP (issue 6, part 3).
+# End to end through direct server return, over AF_XDP (docs/xdp.md).
 #
 #   client ──veth── router ──veth(1600)── LB: spillwayd, net_af_xdp on lb0,
 #                     │                   XDP steering: VIPs to spillwayd,
