@@ -24,10 +24,10 @@ uint64_t
 lb_hash_bytes(const struct lb_hash_key *key, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint64_t v0 = key->k0 ^ 0x736f6d6570736575ULL;
-	uint64_t v1 = key->k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = key->k0 ^ 0x6c7967656e657261ULL;
-	uint64_t v3 = key->k1 ^ 0x7465646279746573ULL;
+	uint64_t v0 = key->k0 ^ LB_SIP_INIT0;
+	uint64_t v1 = key->k1 ^ LB_SIP_INIT1;
+	uint64_t v2 = key->k0 ^ LB_SIP_INIT2;
+	uint64_t v3 = key->k1 ^ LB_SIP_INIT3;
 	size_t full = len & ~(size_t)7;
 	uint64_t b = (uint64_t)len << 56;
 

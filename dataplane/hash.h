@@ -56,23 +56,77 @@ void lb_hash_key_from_seed(struct lb_hash_key *key, const char *seed, size_t len
 /** SipHash-1-3 of an arbitrary byte string. */
 uint64_t lb_hash_bytes(const struct lb_hash_key *key, const void *data, size_t len);
 
-#define LB_SIPROUND(v0, v1, v2, v3)                                                                \
+/*
+ * SipHash-1-3 is written once, over an abstract lane type: the round and the
+ * whole 40-byte schedule below take the lane operations as macro arguments
+ * (ADD, XOR, ROTL(x, bits), SET1(u64)). The scalar hash, the four-lane AVX2
+ * and the eight-lane AVX-512 hashes instantiate the same text, so the round
+ * constants, the number of rounds and the finalisation cannot differ between
+ * them; what is specific to an ISA is only its few lane operations and how it
+ * loads and transposes the keys. tests/unit/test_hash.c checks the scalar
+ * instance against the published SipHash vectors and every vector instance
+ * against the scalar one on the CPUs that have it.
+ */
+#define LB_SIPROUND_OPS(v0, v1, v2, v3, ADD, XOR, ROTL)                                            \
 	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = (v1 << 13) | (v1 >> 51);                                                      \
-		v1 ^= v0;                                                                          \
-		v0 = (v0 << 32) | (v0 >> 32);                                                      \
-		v2 += v3;                                                                          \
-		v3 = (v3 << 16) | (v3 >> 48);                                                      \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = (v3 << 21) | (v3 >> 43);                                                      \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = (v1 << 17) | (v1 >> 47);                                                      \
-		v1 ^= v2;                                                                          \
-		v2 = (v2 << 32) | (v2 >> 32);                                                      \
+		v0 = ADD(v0, v1);                                                                  \
+		v1 = ROTL(v1, 13);                                                                 \
+		v1 = XOR(v1, v0);                                                                  \
+		v0 = ROTL(v0, 32);                                                                 \
+		v2 = ADD(v2, v3);                                                                  \
+		v3 = ROTL(v3, 16);                                                                 \
+		v3 = XOR(v3, v2);                                                                  \
+		v0 = ADD(v0, v3);                                                                  \
+		v3 = ROTL(v3, 21);                                                                 \
+		v3 = XOR(v3, v0);                                                                  \
+		v2 = ADD(v2, v1);                                                                  \
+		v1 = ROTL(v1, 17);                                                                 \
+		v1 = XOR(v1, v2);                                                                  \
+		v2 = ROTL(v2, 32);                                                                 \
 	} while (0)
+
+/* The initial state from the key (SipHash's "somepseudorandomlygeneratedbytes"). */
+#define LB_SIP_INIT0 0x736f6d6570736575ULL
+#define LB_SIP_INIT1 0x646f72616e646f6dULL
+#define LB_SIP_INIT2 0x6c7967656e657261ULL
+#define LB_SIP_INIT3 0x7465646279746573ULL
+
+/*
+ * SipHash-1-3 of 40-byte keys given as five message words m[0..4] of lane type
+ * T: one compression round per word, the final block (length 40 in the top
+ * byte, no tail bytes), three finalisation rounds. Leaves the result in res.
+ */
+#define LB_SIP13_40(T, key, m, res, ADD, XOR, ROTL, SET1)                                          \
+	do {                                                                                       \
+		T v0_ = SET1((key)->k0 ^ LB_SIP_INIT0);                                            \
+		T v1_ = SET1((key)->k1 ^ LB_SIP_INIT1);                                            \
+		T v2_ = SET1((key)->k0 ^ LB_SIP_INIT2);                                            \
+		T v3_ = SET1((key)->k1 ^ LB_SIP_INIT3);                                            \
+		T b_ = SET1((uint64_t)40 << 56);                                                   \
+		for (int i_ = 0; i_ < 5; i_++) {                                                   \
+			v3_ = XOR(v3_, (m)[i_]);                                                   \
+			LB_SIPROUND_OPS(v0_, v1_, v2_, v3_, ADD, XOR, ROTL);                       \
+			v0_ = XOR(v0_, (m)[i_]);                                                   \
+		}                                                                                  \
+		v3_ = XOR(v3_, b_);                                                                \
+		LB_SIPROUND_OPS(v0_, v1_, v2_, v3_, ADD, XOR, ROTL);                               \
+		v0_ = XOR(v0_, b_);                                                                \
+		v2_ = XOR(v2_, SET1(0xffULL));                                                     \
+		LB_SIPROUND_OPS(v0_, v1_, v2_, v3_, ADD, XOR, ROTL);                               \
+		LB_SIPROUND_OPS(v0_, v1_, v2_, v3_, ADD, XOR, ROTL);                               \
+		LB_SIPROUND_OPS(v0_, v1_, v2_, v3_, ADD, XOR, ROTL);                               \
+		res = XOR(XOR(v0_, v1_), XOR(v2_, v3_));                                           \
+	} while (0)
+
+/* The scalar lane: one uint64_t. */
+#define LB_SIP_ADD1(a, b) ((a) + (b))
+#define LB_SIP_XOR1(a, b) ((a) ^ (b))
+#define LB_SIP_ROTL1(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define LB_SIP_SET1(x) ((uint64_t)(x))
+
+/* One scalar SipRound (lb_hash_bytes uses it for keys of any length). */
+#define LB_SIPROUND(v0, v1, v2, v3)                                                                \
+	LB_SIPROUND_OPS(v0, v1, v2, v3, LB_SIP_ADD1, LB_SIP_XOR1, LB_SIP_ROTL1)
 
 /**
  * SipHash-1-3 of a flow key, specialised for its fixed 40 bytes; equal to
@@ -81,28 +135,11 @@ uint64_t lb_hash_bytes(const struct lb_hash_key *key, const void *data, size_t l
 static inline uint64_t
 lb_hash_flow(const struct lb_hash_key *key, const struct lb_flow_key *fk)
 {
-	uint64_t v0 = key->k0 ^ 0x736f6d6570736575ULL;
-	uint64_t v1 = key->k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = key->k0 ^ 0x6c7967656e657261ULL;
-	uint64_t v3 = key->k1 ^ 0x7465646279746573ULL;
-	uint64_t m[5];
+	uint64_t m[5], h;
 
 	memcpy(m, fk, sizeof(m));
-	for (int i = 0; i < 5; i++) {
-		v3 ^= m[i];
-		LB_SIPROUND(v0, v1, v2, v3);
-		v0 ^= m[i];
-	}
-	/* Final block: length 40 in the top byte, no tail bytes. */
-	uint64_t b = (uint64_t)40 << 56;
-	v3 ^= b;
-	LB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	LB_SIP13_40(uint64_t, key, m, h, LB_SIP_ADD1, LB_SIP_XOR1, LB_SIP_ROTL1, LB_SIP_SET1);
+	return h;
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -118,23 +155,10 @@ lb_hash_flow(const struct lb_hash_key *key, const struct lb_flow_key *fk)
 	                                        13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11,  \
 	                                        12, 13))
 
-#define LB_SIPROUND4(v0, v1, v2, v3)                                                               \
-	do {                                                                                       \
-		v0 = _mm256_add_epi64(v0, v1);                                                     \
-		v1 = LB_ROTL4(v1, 13);                                                             \
-		v1 = _mm256_xor_si256(v1, v0);                                                     \
-		v0 = LB_ROTL4_32(v0);                                                              \
-		v2 = _mm256_add_epi64(v2, v3);                                                     \
-		v3 = LB_ROTL4_16(v3);                                                              \
-		v3 = _mm256_xor_si256(v3, v2);                                                     \
-		v0 = _mm256_add_epi64(v0, v3);                                                     \
-		v3 = LB_ROTL4(v3, 21);                                                             \
-		v3 = _mm256_xor_si256(v3, v0);                                                     \
-		v2 = _mm256_add_epi64(v2, v1);                                                     \
-		v1 = LB_ROTL4(v1, 17);                                                             \
-		v1 = _mm256_xor_si256(v1, v2);                                                     \
-		v2 = LB_ROTL4_32(v2);                                                              \
-	} while (0)
+/* The four-lane AVX2 lane operations; rotations by 16 and 32 as byte shuffles. */
+#define LB_SIP_ROTL4(x, b)                                                                         \
+	((b) == 32 ? LB_ROTL4_32(x) : (b) == 16 ? LB_ROTL4_16(x) : LB_ROTL4(x, b))
+#define LB_SIP_SET4(x) _mm256_set1_epi64x((long long)(x))
 
 /**
  * lb_hash_flow() of four keys at once, one per 64-bit lane of AVX2 registers:
@@ -146,10 +170,6 @@ __attribute__((target("avx2"))) static inline void
 lb_hash_flow_x4(const struct lb_hash_key *key, const struct lb_flow_key *const fk[4],
                 uint64_t out[4])
 {
-	__m256i v0 = _mm256_set1_epi64x((long long)(key->k0 ^ 0x736f6d6570736575ULL));
-	__m256i v1 = _mm256_set1_epi64x((long long)(key->k1 ^ 0x646f72616e646f6dULL));
-	__m256i v2 = _mm256_set1_epi64x((long long)(key->k0 ^ 0x6c7967656e657261ULL));
-	__m256i v3 = _mm256_set1_epi64x((long long)(key->k1 ^ 0x7465646279746573ULL));
 	__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)fk[0]);
 	__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)fk[1]);
 	__m256i c = _mm256_loadu_si256((const __m256i *)(const void *)fk[2]);
@@ -171,43 +191,15 @@ lb_hash_flow_x4(const struct lb_hash_key *key, const struct lb_flow_key *const f
 	m[3] = _mm256_permute2x128_si256(t1, t3, 0x31);
 	m[4] = _mm256_set_epi64x((long long)w4[3], (long long)w4[2], (long long)w4[1],
 	                         (long long)w4[0]);
-	for (int i = 0; i < 5; i++) {
-		v3 = _mm256_xor_si256(v3, m[i]);
-		LB_SIPROUND4(v0, v1, v2, v3);
-		v0 = _mm256_xor_si256(v0, m[i]);
-	}
-	/* Final block: length 40 in the top byte, no tail bytes. */
-	a = _mm256_set1_epi64x((long long)((uint64_t)40 << 56));
-	v3 = _mm256_xor_si256(v3, a);
-	LB_SIPROUND4(v0, v1, v2, v3);
-	v0 = _mm256_xor_si256(v0, a);
-	v2 = _mm256_xor_si256(v2, _mm256_set1_epi64x(0xff));
-	LB_SIPROUND4(v0, v1, v2, v3);
-	LB_SIPROUND4(v0, v1, v2, v3);
-	LB_SIPROUND4(v0, v1, v2, v3);
-	v0 = _mm256_xor_si256(_mm256_xor_si256(v0, v1), _mm256_xor_si256(v2, v3));
-	_mm256_storeu_si256((__m256i *)(void *)out, v0);
+	LB_SIP13_40(__m256i, key, m, a, _mm256_add_epi64, _mm256_xor_si256, LB_SIP_ROTL4,
+	            LB_SIP_SET4);
+	_mm256_storeu_si256((__m256i *)(void *)out, a);
 }
 
 #define LB_HASH_HAVE_X8 1
 
-#define LB_SIPROUND8(v0, v1, v2, v3)                                                               \
-	do {                                                                                       \
-		v0 = _mm512_add_epi64(v0, v1);                                                     \
-		v1 = _mm512_rol_epi64(v1, 13);                                                     \
-		v1 = _mm512_xor_si512(v1, v0);                                                     \
-		v0 = _mm512_rol_epi64(v0, 32);                                                     \
-		v2 = _mm512_add_epi64(v2, v3);                                                     \
-		v3 = _mm512_rol_epi64(v3, 16);                                                     \
-		v3 = _mm512_xor_si512(v3, v2);                                                     \
-		v0 = _mm512_add_epi64(v0, v3);                                                     \
-		v3 = _mm512_rol_epi64(v3, 21);                                                     \
-		v3 = _mm512_xor_si512(v3, v0);                                                     \
-		v2 = _mm512_add_epi64(v2, v1);                                                     \
-		v1 = _mm512_rol_epi64(v1, 17);                                                     \
-		v1 = _mm512_xor_si512(v1, v2);                                                     \
-		v2 = _mm512_rol_epi64(v2, 32);                                                     \
-	} while (0)
+/* The eight-lane AVX-512 lane operations: native 64-bit rotates (vprolq). */
+#define LB_SIP_SET8(x) _mm512_set1_epi64((long long)(x))
 
 /*
  * SipHash-1-3 of eight 40-byte keys given as their five words, transposed (m[w]
@@ -216,28 +208,11 @@ lb_hash_flow_x4(const struct lb_hash_key *key, const struct lb_flow_key *const f
 __attribute__((target("avx512f"))) static inline void
 lb_sip13_x8(const struct lb_hash_key *key, const __m512i m[5], uint64_t out[8])
 {
-	__m512i v0 = _mm512_set1_epi64((long long)(key->k0 ^ 0x736f6d6570736575ULL));
-	__m512i v1 = _mm512_set1_epi64((long long)(key->k1 ^ 0x646f72616e646f6dULL));
-	__m512i v2 = _mm512_set1_epi64((long long)(key->k0 ^ 0x6c7967656e657261ULL));
-	__m512i v3 = _mm512_set1_epi64((long long)(key->k1 ^ 0x7465646279746573ULL));
-	__m512i b;
+	__m512i h;
 
-	for (int i = 0; i < 5; i++) {
-		v3 = _mm512_xor_si512(v3, m[i]);
-		LB_SIPROUND8(v0, v1, v2, v3);
-		v0 = _mm512_xor_si512(v0, m[i]);
-	}
-	/* Final block: length 40 in the top byte, no tail bytes. */
-	b = _mm512_set1_epi64((long long)((uint64_t)40 << 56));
-	v3 = _mm512_xor_si512(v3, b);
-	LB_SIPROUND8(v0, v1, v2, v3);
-	v0 = _mm512_xor_si512(v0, b);
-	v2 = _mm512_xor_si512(v2, _mm512_set1_epi64(0xff));
-	LB_SIPROUND8(v0, v1, v2, v3);
-	LB_SIPROUND8(v0, v1, v2, v3);
-	LB_SIPROUND8(v0, v1, v2, v3);
-	v0 = _mm512_xor_si512(_mm512_xor_si512(v0, v1), _mm512_xor_si512(v2, v3));
-	_mm512_storeu_si512((void *)out, v0);
+	LB_SIP13_40(__m512i, key, m, h, _mm512_add_epi64, _mm512_xor_si512, _mm512_rol_epi64,
+	            LB_SIP_SET8);
+	_mm512_storeu_si512((void *)out, h);
 }
 
 /*
