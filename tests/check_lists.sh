@@ -18,7 +18,7 @@ probes=(
 	dataplane/parse.c
 	control/persist.c
 	pktgen/gen.c
-	control/spillctl.c
+	control/spillctl/conn.c
 )
 copy() {
 	rm -rf "$work/src" "$work/b"

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "hot" commands on the hot-key controller: list the overrides, show the
+ * recent events, change the parameters, pin and unpin one key by hand; each
+ * beside its row of the command table.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "args.h"
+#include "conn.h"
+#include "render.h"
+#include "spillctl.h"
+#include "table.h"
+
+/* A JSON number as text: integers as they are, reals with %g. */
+static void
+num_text(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%g", json_real_value(v));
+	else
+		snprintf(buf, len, "?");
+}
+
+/* "name value, name value, ..." of an object's members, in their order. */
+static void
+print_members(const char *label, const json_t *o)
+{
+	const char *k;
+	const json_t *v;
+	bool any = false;
+
+	printf("%s", label);
+	json_object_foreach ((json_t *)o, k, v) {
+		char n[64];
+
+		num_text(v, n, sizeof(n));
+		printf("%s%s %s", any ? ", " : "", k, n);
+		any = true;
+	}
+	fputs(any ? "\n" : "(none)\n", stdout);
+}
+
+static int
+cmd_hot_list(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	json_t *res;
+	int rc = spillctl_call_print(cli, "hot_list", NULL, &res);
+	const json_t *ov;
+
+	(void)a;
+	if (res == NULL)
+		return rc;
+	ov = json_object_get(res, "overrides");
+	printf("window    %lld\n", (long long)spillctl_jint(res, "window"));
+	print_members("params    ", json_object_get(res, "params"));
+	print_members("counters  ", json_object_get(res, "counters"));
+	if (json_array_size(ov) == 0) {
+		fputs("\nno hot keys\n", stdout);
+	} else {
+		fputc('\n', stdout);
+		spillctl_print_hot_overrides(ov, false, 0);
+	}
+	json_decref(res);
+	return rc;
+}
+
+static const struct spillctl_command hot_list_cmd = {
+        .name = "hot list",
+        .synopsis = "",
+        .summary = "list the hot keys and their replicas",
+        .help = "Prints the hot-key controller's state (method \"hot_list\"): the current\n"
+                "window, the parameters, the counters (promotions, demotions, re-plans,\n"
+                "active and pinned overrides), and one row per hot key: its VIP, the key\n"
+                "(written as 'hot pin' takes it: SRC [sport P] [dport P]), its latest share\n"
+                "of the VIP's traffic, its replicas (how many, and the first three\n"
+                "backends, its Maglev home first), the window it was promoted in, and\n"
+                "whether an operator pinned it. Fails with code -32603 \"hot keys are\n"
+                "disabled\" when spillwayd runs with hot.enabled false.\n"
+                "\n"
+                "Examples:\n"
+                "  spillctl hot list\n"
+                "  spillctl --json hot list | jq '.overrides[] | select(.share > 0.05)'\n",
+        .run = cmd_hot_list,
+};
+
+static int
+cmd_hot_events(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	json_t *res;
+	int rc = spillctl_call_print(cli, "hot_events", NULL, &res);
+	const json_t *e;
+	struct spillctl_table t;
+	size_t i;
+
+	(void)a;
+	if (res == NULL)
+		return rc;
+	if (json_array_size(res) == 0) {
+		fputs("no events\n", stdout);
+		json_decref(res);
+		return rc;
+	}
+	spillctl_table_init(&t, ">WINDOW|EVENT|VIP|KEY|>SHARE|>REPLICAS");
+	json_array_foreach (res, i, e) {
+		struct spillctl_hot_text ht;
+		char sh[32];
+
+		spillctl_hot_text_get(e, &ht);
+		spillctl_table_add(&t, "%lld\t%s\t%s\t%s\t%s\t%s",
+		                   (long long)spillctl_jint(e, "window"),
+		                   spillctl_jstr(e, "event", "?"), ht.vip, ht.key,
+		                   spillctl_share_text(e, sh, sizeof(sh)), ht.replicas);
+	}
+	spillctl_table_print(&t, 0);
+	spillctl_table_free(&t);
+	json_decref(res);
+	return rc;
+}
+
+static const struct spillctl_command hot_events_cmd = {
+        .name = "hot events",
+        .synopsis = "",
+        .summary = "show recent promotions, demotions and re-plans",
+        .help = "Prints the controller's recent events, oldest first (method \"hot_events\"),\n"
+                "one line each: the window, the event (promote, demote, replan, pin or\n"
+                "unpin), the VIP, the key, its share then and its number of replicas.\n"
+                "\n"
+                "Examples:\n"
+                "  spillctl hot events\n"
+                "  spillctl --json hot events | jq -c '.[] | select(.event == \"promote\")'\n",
+        .run = cmd_hot_events,
+};
+
+static int
+cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	json_t *p = json_object();
+	json_t *res;
+	int rc;
+
+	if (!spillctl_opt_real(a, "threshold", "threshold", 0, true, 1, p) ||
+	    !spillctl_opt_real(a, "threshold-low", "threshold_low", 0, true, 1, p) ||
+	    !spillctl_opt_real(a, "epsilon", "epsilon", 0.001, false, 100, p) ||
+	    !spillctl_opt_uint(a, "demote-windows", "demote_windows", 1, 1000, p) ||
+	    !spillctl_opt_uint(a, "window-ms", "window_ms", 10, 60000, p)) {
+		json_decref(p);
+		return SPILLCTL_EXIT_USAGE;
+	}
+	if (json_object_size(p) == 0) {
+		json_decref(p);
+		return spillctl_usage_error(a->cmd, "hot set: give at least one of --threshold, "
+		                                    "--threshold-low, --epsilon, --demote-windows, "
+		                                    "--window-ms");
+	}
+	rc = spillctl_call_print(cli, "hot_set", p, &res);
+	if (res != NULL) {
+		print_members("hot-key parameters: ", res);
+		json_decref(res);
+	}
+	return rc;
+}
+
+static const struct spillctl_opt opts_hot_set[] = {
+        {.name = "threshold", .has_arg = true}, {.name = "threshold-low", .has_arg = true},
+        {.name = "epsilon", .has_arg = true},   {.name = "demote-windows", .has_arg = true},
+        {.name = "window-ms", .has_arg = true}, {.name = NULL},
+};
+
+static const struct spillctl_command hot_set_cmd = {
+        .name = "hot set",
+        .synopsis = "[--threshold X] [--threshold-low X] [--epsilon X] [--demote-windows N] "
+                    "[--window-ms N]",
+        .summary = "change the hot-key parameters",
+        .help = "Changes the controller's parameters from the next window (method\n"
+                "\"hot_set\"); at least one option. Prints the parameters now in force.\n"
+                "The change is runtime state, not configuration: the configuration's \"hot\"\n"
+                "section is not rewritten.\n"
+                "\n"
+                "Options:\n"
+                "  --threshold X        promote a key at this share of its VIP, above 0, at\n"
+                "                       most 1 (0.01 = 1%)\n"
+                "  --threshold-low X    demote below this share, above 0, at most the\n"
+                "                       threshold\n"
+                "  --epsilon X          load cap: backends stay under (1 + X) times the\n"
+                "                       average, 0.001-100\n"
+                "  --demote-windows N   demote after N consecutive windows below the lower\n"
+                "                       threshold, 1-1000\n"
+                "  --window-ms N        the measurement window, 10-60000 ms\n"
+                "\n"
+                "Examples:\n"
+                "  spillctl hot set --threshold 0.05 --threshold-low 0.02\n"
+                "  spillctl hot set --epsilon 0.1 --window-ms 200\n",
+        .opts = opts_hot_set,
+        .run = cmd_hot_set,
+};
+
+/* "VIP SRC [--sport P] [--dport P]" as {"vip": ..., "key": {...}}; NULL after a usage error. */
+static json_t *
+hot_key_params(const struct spillctl_args *a, char *vt, size_t vtlen, char *kt, size_t ktlen)
+{
+	static const char *const ports[] = {"sport", "dport"};
+	char src[INET6_ADDRSTRLEN];
+	struct spillctl_vip_ref v;
+	json_t *key, *p;
+
+	if (!spillctl_arg_vip(a, 0, &v))
+		return NULL;
+	if (!spillctl_parse_address(a->pos[1], src, sizeof(src))) {
+		spillctl_usage_error(a->cmd,
+		                     "invalid source address '%s': not an IPv4 or IPv6 address",
+		                     a->pos[1]);
+		return NULL;
+	}
+	key = json_pack("{s:s}", "src", src);
+	for (size_t i = 0; i < 2; i++) {
+		const char *s = spillctl_arg_get(a, ports[i]);
+		unsigned long port;
+
+		if (s == NULL)
+			continue;
+		if (!spillctl_parse_ulong(s, 65535, &port)) {
+			spillctl_usage_error(a->cmd, "--%s: '%s' is not a port from 0 to 65535",
+			                     ports[i], s);
+			json_decref(key);
+			return NULL;
+		}
+		json_object_set_new(key, ports[i], json_integer((json_int_t)port));
+	}
+	p = json_pack("{s:o, s:o}", "vip", spillctl_vip_ref_json(&v), "key", key);
+	spillctl_vip_text(json_object_get(p, "vip"), vt, vtlen);
+	spillctl_hot_key_text(key, kt, ktlen);
+	return p;
+}
+
+static int
+cmd_hot_pin(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	const char *rs = spillctl_arg_get(a, "replicas");
+	char vt[128], kt[128];
+	unsigned long r = 0;
+	json_t *p, *res;
+	int rc;
+
+	if (rs != NULL && !spillctl_parse_ulong(rs, 256, &r))
+		return spillctl_usage_error(a->cmd,
+		                            "--replicas: '%s' is not an integer from 0 to 256", rs);
+	p = hot_key_params(a, vt, sizeof(vt), kt, sizeof(kt));
+	if (p == NULL)
+		return SPILLCTL_EXIT_USAGE;
+	if (rs != NULL)
+		json_object_set_new(p, "replicas", json_integer((json_int_t)r));
+	rc = spillctl_call_print(cli, "hot_pin", p, &res);
+	if (res != NULL) {
+		if (r != 0)
+			printf("pinned %s of %s over %lu replicas\n", kt, vt, r);
+		else
+			printf("pinned %s of %s (replicas from its share)\n", kt, vt);
+		json_decref(res);
+	}
+	return rc;
+}
+
+static const struct spillctl_opt opts_hot_pin[] = {
+        {.name = "sport", .has_arg = true},
+        {.name = "dport", .has_arg = true},
+        {.name = "replicas", .has_arg = true},
+        {.name = NULL},
+};
+
+static const struct spillctl_command hot_pin_cmd = {
+        .name = "hot pin",
+        .synopsis = "VIP SRC [--sport P] [--dport P] [--replicas R]",
+        .summary = "spread one key by hand, never demoted",
+        .help = "Pins an override for one key of VIP (method \"hot_pin\"): its new flows\n"
+                "spread over R replicas, and the controller never demotes it. Established\n"
+                "flows stay on their backend. The key is what the VIP's key mode hashes:\n"
+                "\n"
+                "  src_ip         SRC\n"
+                "  src_ip_dport   SRC --dport P (the VIP's port by default)\n"
+                "  5tuple         SRC --sport P --dport P (the VIP's port by default);\n"
+                "                 the destination and protocol are the VIP's\n"
+                "\n"
+                "An option the key mode does not use is refused by the server (code -32602).\n"
+                "\n"
+                "Options:\n"
+                "  --sport P      the client's source port (5tuple), 0-65535\n"
+                "  --dport P      the destination port (src_ip_dport, 5tuple), 0-65535\n"
+                "  --replicas R   number of backends, 1-256; 0 or absent: computed from\n"
+                "                 the key's share\n"
+                "\n"
+                "Examples:\n"
+                "  spillctl hot pin 192.0.2.20:443/tcp 198.51.100.7 --replicas 8\n"
+                "  spillctl hot pin 192.0.2.30/udp 203.0.113.9 --dport 53\n"
+                "  spillctl hot pin 192.0.2.10:80/tcp 198.51.100.7 --sport 40000\n"
+                "  spillctl hot pin '[2001:db8::10]:443/udp' 2001:db8:5::7\n",
+        .opts = opts_hot_pin,
+        .min_pos = 2,
+        .max_pos = 2,
+        .run = cmd_hot_pin,
+};
+
+static int
+cmd_hot_unpin(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	char vt[128], kt[128];
+	json_t *p = hot_key_params(a, vt, sizeof(vt), kt, sizeof(kt));
+	json_t *res;
+	int rc;
+
+	if (p == NULL)
+		return SPILLCTL_EXIT_USAGE;
+	rc = spillctl_call_print(cli, "hot_unpin", p, &res);
+	if (res != NULL) {
+		printf("unpinned %s of %s (demoted automatically once its share falls)\n", kt, vt);
+		json_decref(res);
+	}
+	return rc;
+}
+
+static const struct spillctl_opt opts_hot_unpin[] = {
+        {.name = "sport", .has_arg = true},
+        {.name = "dport", .has_arg = true},
+        {.name = NULL},
+};
+
+static const struct spillctl_command hot_unpin_cmd = {
+        .name = "hot unpin",
+        .synopsis = "VIP SRC [--sport P] [--dport P]",
+        .summary = "hand a pinned key back to the controller",
+        .help = "Unpins the override of one key (method \"hot_unpin\"), written as for 'hot\n"
+                "pin'. The override stays until the controller demotes it (its share below\n"
+                "the lower threshold for --demote-windows windows). Fails with code -32001\n"
+                "if the key has no override.\n"
+                "\n"
+                "Example:\n"
+                "  spillctl hot unpin 192.0.2.20:443/tcp 198.51.100.7\n",
+        .opts = opts_hot_unpin,
+        .min_pos = 2,
+        .max_pos = 2,
+        .run = cmd_hot_unpin,
+};
+
+const struct spillctl_command *const spillctl_cmds_hot[] = {
+        &hot_list_cmd, &hot_events_cmd, &hot_set_cmd, &hot_pin_cmd, &hot_unpin_cmd, NULL,
+};
