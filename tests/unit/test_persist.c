@@ -5,6 +5,11 @@
  * failure (directory missing or not a directory, a write that fails half-way,
  * a rename onto a directory) leaves the old file intact and no temporary file.
  * Runs as root too, so failures are provoked without relying on permissions.
+ *
+ * Durability is checked on the system calls themselves: the test links with
+ * -Wl,--wrap=write,--wrap=fsync,--wrap=rename, so persist.c's calls pass
+ * through recorders below (libc's own calls do not) that log each call with
+ * the path of its descriptor, and can make the next fsync fail.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +31,93 @@
 #include "../../control/persist.h"
 
 #define ERR_LEN 512
+
+/* ---- system-call recorder (see the file comment) ---- */
+
+enum sys_op { SYS_WRITE, SYS_FSYNC, SYS_RENAME };
+
+struct sys_event {
+	enum sys_op op;
+	char path[256]; /* the descriptor's file, or rename's source */
+	char to[256];   /* rename's destination */
+};
+
+#define MAX_EVENTS 64
+
+static struct sys_event g_events[MAX_EVENTS];
+static unsigned int g_n_events;
+static int g_fsync_fail_errno; /* the next fsync fails with this, then 0 */
+
+ssize_t __real_write(int fd, const void *buf, size_t n);
+int __real_fsync(int fd);
+int __real_rename(const char *from, const char *to);
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+int __wrap_fsync(int fd);
+int __wrap_rename(const char *from, const char *to);
+
+static struct sys_event *
+record(enum sys_op op)
+{
+	struct sys_event *e = &g_events[g_n_events < MAX_EVENTS ? g_n_events : MAX_EVENTS - 1];
+
+	if (g_n_events < MAX_EVENTS)
+		g_n_events++;
+	memset(e, 0, sizeof(*e));
+	e->op = op;
+	return e;
+}
+
+static void
+fd_path(int fd, char *out, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, len - 1);
+	out[n > 0 ? n : 0] = '\0';
+}
+
+ssize_t
+__wrap_write(int fd, const void *buf, size_t n)
+{
+	fd_path(fd, record(SYS_WRITE)->path, sizeof(g_events[0].path));
+	return __real_write(fd, buf, n);
+}
+
+int
+__wrap_fsync(int fd)
+{
+	fd_path(fd, record(SYS_FSYNC)->path, sizeof(g_events[0].path));
+	if (g_fsync_fail_errno) {
+		errno = g_fsync_fail_errno;
+		g_fsync_fail_errno = 0;
+		return -1;
+	}
+	return __real_fsync(fd);
+}
+
+int
+__wrap_rename(const char *from, const char *to)
+{
+	struct sys_event *e = record(SYS_RENAME);
+	char *rf = realpath(from, NULL);
+
+	snprintf(e->path, sizeof(e->path), "%s", rf ? rf : from);
+	free(rf);
+	snprintf(e->to, sizeof(e->to), "%s", to);
+	return __real_rename(from, to);
+}
+
+/* Index of the first event at or after from with op (and path, if not NULL); -1 if none. */
+static int
+find_event(unsigned int from, enum sys_op op, const char *path)
+{
+	for (unsigned int i = from; i < g_n_events; i++)
+		if (g_events[i].op == op && (!path || strcmp(g_events[i].path, path) == 0))
+			return (int)i;
+	return -1;
+}
 
 struct fixture {
 	char dir[64];
@@ -317,6 +409,65 @@ test_persist_null_doc(void **state)
 	assert_int_equal(count_entries(f->dir, NULL), 0);
 }
 
+/*
+ * The durable-replace protocol, judged on the calls persist.c made: every
+ * write goes to one temporary file beside the target; that file is fsynced
+ * after its last write and before the rename onto the target; then the
+ * directory is fsynced, after the rename.
+ */
+static void
+test_persist_syncs_file_then_renames_then_syncs_directory(void **state)
+{
+	struct fixture *f = *state;
+	char err[ERR_LEN] = "", real_dir[256], tmp[256];
+	json_t *d = doc(5);
+	int last_write = -1, file_sync, ren, dir_sync;
+
+	assert_non_null(realpath(f->dir, real_dir));
+	write_file(f->path, "old\n");
+	g_n_events = 0;
+	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), 0);
+	assert_true(g_n_events < MAX_EVENTS);
+
+	assert_true(find_event(0, SYS_WRITE, NULL) >= 0);
+	snprintf(tmp, sizeof(tmp), "%s", g_events[find_event(0, SYS_WRITE, NULL)].path);
+	/* The temporary file: beside the target, named after it. */
+	assert_int_equal(strncmp(tmp, real_dir, strlen(real_dir)), 0);
+	assert_non_null(strstr(tmp, "/state.json."));
+	for (unsigned int i = 0; i < g_n_events; i++)
+		if (g_events[i].op == SYS_WRITE) {
+			assert_string_equal(g_events[i].path, tmp);
+			last_write = (int)i;
+		}
+	file_sync = find_event((unsigned int)last_write, SYS_FSYNC, tmp);
+	ren = find_event(0, SYS_RENAME, tmp);
+	assert_true(file_sync > last_write);
+	assert_true(ren > file_sync);
+	assert_string_equal(g_events[ren].to, f->path);
+	dir_sync = find_event((unsigned int)ren, SYS_FSYNC, real_dir);
+	assert_true(dir_sync > ren);
+	assert_non_null(read_file(f->path));
+	json_decref(d);
+}
+
+/* An fsync of the new file that fails: an error naming it, the old file intact, no leftovers. */
+static void
+test_persist_fsync_fails(void **state)
+{
+	struct fixture *f = *state;
+	char err[ERR_LEN] = "";
+	json_t *d = doc(2);
+
+	write_file(f->path, "old\n");
+	g_fsync_fail_errno = EIO;
+	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), -EIO);
+	g_fsync_fail_errno = 0;
+	assert_msg(err, f->path, "fsync");
+	assert_string_equal(read_file(f->path), "old\n");
+	assert_int_equal(count_entries(f->dir, "state.json"), 0);
+	json_decref(d);
+}
+
 int
 main(void)
 {
@@ -330,6 +481,9 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_persist_write_fails, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_cleanup_leftovers, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_null_doc, setup, teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_persist_syncs_file_then_renames_then_syncs_directory, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_persist_fsync_fails, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
