@@ -28,4 +28,6 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 ninja -C build-fuzz >/dev/null
 SPW_FUZZ_SECONDS=${SPW_FUZZ_SECONDS:-30} meson test -C build-fuzz --suite fuzz --print-errorlogs
+echo "== what this machine did not exercise"
+./tests/untested_paths.sh build build-asan build-fuzz
 echo "== all tests passed"

@@ -79,6 +79,9 @@ for i in 1 2 3 4 5; do BE_IP[b$i]=10.10.3.$((10 + i)); done
 DECAP_MODE=${E2E_DECAP:-auto}
 if [ "$DECAP_MODE" = auto ]; then
 	if e2e_kernel_decap_ok; then DECAP_MODE=kernel; else DECAP_MODE=xdp; fi
+elif [ "$DECAP_MODE" = kernel ] && ! e2e_kernel_decap_ok; then
+	echo "SKIP: this kernel has no IPIP/FOU (CONFIG_NET_IPIP, CONFIG_NET_FOU): kernel decapsulation not exercised"
+	exit 77
 fi
 if [ "$DECAP_MODE" = xdp ]; then
 	echo "backends decapsulate with XDP (tests/integration/e2e_decap.bpf.c):" \

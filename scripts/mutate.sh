@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The mutation check (docs/testing.md): applies each mutation of
+# tests/mutation/mutations.txt alone in a scratch copy of the tree, runs the
+# tests it names and prints caught / survived; exits 0 only if every mutation
+# is caught. Run it (as root: the integration tests need it) before resolving
+# work that changes dataplane/ or control/. Options: see scripts/mutate.py -h
+# (--only ID..., --full, --check, --work DIR, --keep).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec /usr/bin/python3 scripts/mutate.py "$@"
