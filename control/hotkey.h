@@ -4,9 +4,8 @@
  * VIPs' totals and the backends' loads, decide which keys need spreading and
  * over which replicas (consistent hashing with bounded loads), with
  * hysteresis so a key near the threshold does not flap. Pure logic: no DPDK
- * calls, no I/O, so it is tested by simulation.
- *
- * Interface fixed by the lead; docs/hot-keys.md has the math.
+ * calls, no I/O, so it is tested by simulation. docs/hot-keys.md has the
+ * math.
  */
 #ifndef LB_HOTKEY_H
 #define LB_HOTKEY_H
@@ -96,15 +95,18 @@ int lb_hotkey_unpin(struct lb_hotkey *h, uint16_t vip_id, uint64_t key_hash);
  */
 json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
-/** Counters: {"promotions", "demotions", "replans", "active"}. */
+/**
+ * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
+ * "active", "pinned"}.
+ */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
 
 /**
- * The replicas a key gets: r distinct backends along the key's preference
- * order in the VIP's Maglev table (slot key_hash mod M, then the following
- * slots, distinct backends in order of first appearance; so its Maglev home
- * comes first), skipping backends whose projected load would exceed cap.
- * Exposed for tests. @return the number found (<= r).
+ * The key's preference order, along which its replicas are chosen: up to max
+ * distinct backends of the VIP's Maglev table (slot key_hash mod M, then the
+ * following slots, distinct backends in order of first appearance; so its
+ * Maglev home comes first). Exposed for tests. @return the number found
+ * (<= max, <= the VIP's active backends).
  */
 uint16_t lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v,
                               uint64_t key_hash, uint16_t *out, uint16_t max);

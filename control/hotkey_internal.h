@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the hot-key controller's files share: the controller object with its
+ * per-override and per-backend state, the events it records, and the limits
+ * and tolerances the window step and the planner both use. Internal to the
+ * hotkey module (hotkey.c, hot_plan.c, hot_events.c); hotkey.h is its API.
+ */
+#ifndef LB_HOTKEY_INTERNAL_H
+#define LB_HOTKEY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hotkey.h"
+
+/* Backend ids are uint16_t with 0xFFFF reserved, so per-id arrays are this long. */
+#define LB_HOT_N_IDS 65535u
+
+/* Override index: open addressing, 4x the override limit so load <= 1/4. */
+#define LB_HOT_INDEX_SIZE 4096u
+
+/* Relative slack on the cap so float rounding (1.24999999) is not a violation. */
+#define LB_HOT_CAP_SLACK 1e-9
+
+_Static_assert(LB_HOT_MAX_OVERRIDES * 4 <= LB_HOT_INDEX_SIZE,
+               "override index load must stay <= 1/4");
+_Static_assert((LB_HOT_INDEX_SIZE & (LB_HOT_INDEX_SIZE - 1)) == 0,
+               "override index size must be a power of 2");
+
+/* What happened to an override; the names are in hot_events.c. */
+enum lb_hot_event_type {
+	LB_HOT_EV_PROMOTE = 0,
+	LB_HOT_EV_DEMOTE,
+	LB_HOT_EV_REPLAN,
+	LB_HOT_EV_PIN,
+	LB_HOT_EV_UNPIN,
+	LB_HOT_EV_DROP, /* VIP removed or left without usable backends */
+};
+
+/* One entry of the ring of recent events. */
+struct lb_hot_event {
+	uint64_t window;
+	uint64_t key_hash;
+	double share;
+	uint16_t vip_id;
+	uint16_t replicas;
+	uint8_t type; /* enum lb_hot_event_type */
+};
+
+/* Controller-private state of one override (same position as in ov[]). */
+struct lb_hot_ov_state {
+	double share_ewma; /* smoothed share: drives r */
+	double key_load;   /* EWMA of the key's traffic in load units (see hot_plan.c) */
+	uint64_t seen;     /* candidate count this window */
+	uint16_t pin_r;    /* replicas an operator asked for; 0 = computed */
+	bool fresh;        /* promoted this window: already planned */
+};
+
+/* A VIP's usable backends this call: from one scan of its Maglev table. */
+struct lb_hot_vip_info {
+	uint64_t stamp;  /* valid when == lb_hotkey.stamp */
+	uint32_t n;      /* usable backends (N) */
+	double sum_ewma; /* their EWMA loads */
+	double sum_raw;  /* their loads this window (0 outside a window) */
+	double cap;      /* c * sum_ewma / n */
+};
+
+/* A candidate replica of the planner's fallback, ranked by projected load. */
+struct lb_hot_rank {
+	int64_t q;  /* quantised projected load */
+	uint32_t j; /* position in the preference list */
+};
+
+struct lb_hotkey {
+	struct lb_hot_params p;
+	uint32_t n_ov;
+	struct lb_hot_override ov[LB_HOT_MAX_OVERRIDES];
+	struct lb_hot_ov_state st[LB_HOT_MAX_OVERRIDES];
+	uint16_t index[LB_HOT_INDEX_SIZE]; /* position in ov[] + 1; 0 = empty */
+
+	struct lb_hot_event ev[LB_HOT_MAX_EVENTS];
+	uint32_t ev_next; /* ring position of the next event */
+	uint32_t ev_n;
+
+	uint64_t promotions, demotions, replans, dropped, table_full;
+
+	/* Per backend id (LB_HOT_N_IDS entries). */
+	double *load;       /* EWMA of the per-window load */
+	uint16_t *load_gen; /* membership generation the EWMA belongs to; 0 = none */
+	uint64_t *usable;   /* == stamp: in its VIP's table and active (this call) */
+	uint64_t *scanned;  /* == stamp: already met in its VIP's table scan */
+	uint64_t *mark;     /* == mark_stamp: carries the key being planned */
+	uint64_t mark_stamp;
+	uint32_t n_known;     /* ids below this may hold an EWMA */
+	uint64_t last_window; /* of the latest window or pin, for unpin's event */
+
+	/* Scratch for planning (LB_HOT_N_IDS entries each). */
+	uint16_t *pref;
+	double *proj;
+	uint8_t *taken;
+	struct lb_hot_rank *ranks;
+
+	uint64_t stamp; /* bumped on every call that reads a snapshot */
+	struct lb_hot_vip_info vi[LB_MAX_VIPS];
+	uint16_t vip_pos[LB_MAX_VIPS]; /* position in s->vips + 1 (valid with vip_stamp) */
+	uint64_t vip_stamp[LB_MAX_VIPS];
+};
+
+static inline double
+lb_hot_dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+#endif /* LB_HOTKEY_INTERNAL_H */
