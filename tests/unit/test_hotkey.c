@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the hot-key controller, on real snapshots built from JSON
- * configurations as control builds them. The centre is a simulation of the
- * issue's case (N = 100, M = 65537, one key with p = 0.08, c = 1.25): per-backend
- * load computed from the assignment each window, printed as a table and checked
- * against 1 - p + N p / r; then failures, load shifts, a minute of a share
- * sweeping across the threshold (the flapping bound), demotion, pinning, VIP
- * removal, the replica formula and the preference order.
+ * Unit tests for the hot-key controller's window step, on real snapshots built
+ * from JSON configurations as control builds them. The centre is a simulation
+ * of the case of docs/hot-keys.md "The simulated table" (N = 100, M = 65537,
+ * one key with p = 0.08, c = 1.25): per-backend load computed from the
+ * assignment each window, printed as a table and checked against
+ * 1 - p + N p / r; then failures, load shifts, a minute of a share sweeping
+ * across the threshold (the flapping bound), demotion, pinning, VIP removal,
+ * events, counters and parameters. The planning maths on its own is in
+ * test_hot_plan.c.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,96 +26,16 @@
 #include "../../control/hotkey.h"
 #include "../../control/snapshot_build.h"
 #include "../support/rng.h"
+#include "hotkey_fixture.h"
 
-#define M_TABLE 65537u
-#define N_SIM 100u
 #define P_HOT 0.08
 #define C_CAP 1.25
-#define HOT_HASH 0x5eed0fba11c0ffeeULL
 /* Divisible by 100 and 99 with p = 0.08, so every simulated load is an exact
  * integer before and after a backend fails. */
 #define T_EXACT 9900000u
-#define K_OTHER 1000000u /* other keys in the Maglev-hashed ("realistic") mode */
 #define ULP 1e-9
 
-/* --- configurations -------------------------------------------------------- */
-
-/* n_vips VIPs (192.0.2.10+i:80/tcp) with n[i] backends each, ids in order. */
-static struct lb_config *
-cfg_make(uint32_t n_vips, const uint32_t *n)
-{
-	size_t cap = 4096, len = 0;
-	char *doc = malloc(cap), err[256];
-	struct lb_config *cfg;
-	json_error_t je;
-	json_t *root;
-
-	assert_non_null(doc);
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		int k_;                                                                            \
-		while ((k_ = snprintf(doc + len, cap - len, __VA_ARGS__)) >= (int)(cap - len)) {   \
-			cap *= 2;                                                                  \
-			doc = realloc(doc, cap);                                                   \
-			assert_non_null(doc);                                                      \
-		}                                                                                  \
-		len += (size_t)k_;                                                                 \
-	} while (0)
-	APPEND("{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": "
-	       "\"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": %u, \"seed\": "
-	       "\"test-hotkey\"}, \"vips\": [",
-	       M_TABLE);
-	for (uint32_t i = 0; i < n_vips; i++) {
-		APPEND("%s{\"address\": \"192.0.2.%u\", \"port\": 80, \"protocol\": \"tcp\", "
-		       "\"backends\": [",
-		       i ? ", " : "", 10 + i);
-		for (uint32_t j = 0; j < n[i]; j++)
-			APPEND("%s{\"address\": \"10.%u.%u.%u\"}", j ? ", " : "", 1 + i, j / 250,
-			       j % 250 + 1);
-		APPEND("]}");
-	}
-	APPEND("]}");
-#undef APPEND
-	root = json_loads(doc, 0, &je);
-	if (root == NULL)
-		fail_msg("test config is not JSON: %s", je.text);
-	cfg = lb_config_from_json(root, err, sizeof(err));
-	json_decref(root);
-	free(doc);
-	if (cfg == NULL)
-		fail_msg("test config rejected: %s", err);
-	return cfg;
-}
-
-static struct lb_snapshot *
-snap_make(const struct lb_config *cfg, uint64_t generation)
-{
-	char err[256];
-	struct lb_snapshot *s = lb_snapshot_build(cfg, generation, err, sizeof(err));
-
-	if (s == NULL)
-		fail_msg("snapshot: %s", err);
-	return s;
-}
-
-static bool
-active(const struct lb_snapshot *s, uint16_t id)
-{
-	return id < s->n_backends && s->backends[id].state == LB_BACKEND_ACTIVE &&
-	       s->backends[id].weight > 0;
-}
-
-static const struct lb_hot_override *
-find_ov(const struct lb_hotkey *h, uint16_t vip, uint64_t key_hash)
-{
-	const struct lb_hot_override *o;
-	uint32_t n = lb_hotkey_overrides(h, &o);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (o[i].vip_id == vip && o[i].key_hash == key_hash)
-			return &o[i];
-	return NULL;
-}
+/* --- helpers ----------------------------------------------------------------- */
 
 static bool
 has_replica(const struct lb_hot_override *o, uint16_t id)
@@ -135,155 +57,6 @@ counter(const struct lb_hotkey *h, const char *name)
 	v = (uint64_t)json_integer_value(json_object_get(c, name));
 	json_decref(c);
 	return v;
-}
-
-/* --- the simulation ---------------------------------------------------------- */
-
-/*
- * One VIP (id 0) with N backends. Per window: the hot key sends hot of T
- * units; the other traffic (T - hot) is either spread exactly evenly over the
- * usable backends (many tiny keys, perfectly balanced: the issue's idealised
- * numbers come out exact) or over K_OTHER keys each sent to its Maglev home
- * with lb_maglev_pick ("realistic": Maglev's and the keys' imbalance included).
- * The hot key goes to its Maglev home, or, while it has an override, evenly
- * over its active replicas (what the 5-tuple hash does in expectation).
- */
-struct sim {
-	struct lb_config *cfg;
-	struct lb_snapshot *s;
-	struct lb_hotkey *h;
-	uint64_t generation;
-	uint64_t window;
-	bool realistic;
-	bool hot_reported; /* the sketch names the hot key this window */
-	uint64_t T, hot;
-	double w[LB_MAX_BACKENDS];       /* share of the other traffic per backend id */
-	uint64_t extra[LB_MAX_BACKENDS]; /* added load per backend (load-shift test) */
-	uint64_t load[LB_MAX_BACKENDS];
-	uint64_t vip_total[LB_MAX_VIPS];
-	double other_dev; /* max |other_b / mean - 1| over usable backends */
-};
-
-static void
-sim_publish(struct sim *m)
-{
-	uint32_t n = 0;
-
-	lb_snapshot_free(m->s);
-	m->s = snap_make(m->cfg, ++m->generation);
-	memset(m->w, 0, sizeof(m->w));
-	for (uint32_t id = 0; id < m->s->n_backends; id++)
-		n += active(m->s, (uint16_t)id);
-	if (!m->realistic) {
-		for (uint32_t id = 0; id < m->s->n_backends; id++)
-			m->w[id] = active(m->s, (uint16_t)id) ? 1.0 / n : 0;
-		m->other_dev = 0;
-		return;
-	}
-	uint64_t rng = 42;
-
-	for (uint32_t k = 0; k < K_OTHER; k++)
-		m->w[lb_maglev_pick(m->s, &m->s->vips[0], rng_next(&rng))] += 1.0 / K_OTHER;
-	m->other_dev = 0;
-	for (uint32_t id = 0; id < m->s->n_backends; id++)
-		if (active(m->s, (uint16_t)id)) {
-			double d = m->w[id] * n - 1;
-
-			if (d < 0)
-				d = -d;
-			if (d > m->other_dev)
-				m->other_dev = d;
-		}
-}
-
-static struct sim *
-sim_new(bool realistic, uint32_t n, const struct lb_hot_params *p)
-{
-	struct sim *m = calloc(1, sizeof(*m));
-
-	assert_non_null(m);
-	m->realistic = realistic;
-	m->cfg = cfg_make(1, &n);
-	m->h = lb_hotkey_create(p);
-	assert_non_null(m->h);
-	m->hot_reported = true;
-	sim_publish(m);
-	return m;
-}
-
-static void
-sim_free(struct sim *m)
-{
-	lb_hotkey_free(m->h);
-	lb_snapshot_free(m->s);
-	lb_config_free(m->cfg);
-	free(m);
-}
-
-/* This window's per-backend load from the current assignment. */
-static void
-sim_loads(struct sim *m)
-{
-	const struct lb_hot_override *o = find_ov(m->h, 0, HOT_HASH);
-	uint16_t act[LB_HOT_MAX_REPLICAS];
-	uint32_t n_act = 0;
-	uint64_t other = m->T - m->hot;
-
-	memset(m->load, 0, sizeof(m->load));
-	for (uint32_t id = 0; id < m->s->n_backends; id++)
-		m->load[id] = (uint64_t)((double)other * m->w[id] + 0.5) + m->extra[id];
-	for (uint16_t i = 0; o != NULL && i < o->n_replicas; i++)
-		if (active(m->s, o->replicas[i]))
-			act[n_act++] = o->replicas[i];
-	if (n_act == 0) {
-		uint16_t home = lb_maglev_pick(m->s, &m->s->vips[0], HOT_HASH);
-
-		assert_int_not_equal(home, LB_BACKEND_NONE);
-		m->load[home] += m->hot;
-	} else {
-		for (uint32_t i = 0; i < n_act; i++)
-			m->load[act[i]] += m->hot / n_act + (i < m->hot % n_act);
-	}
-	m->vip_total[0] = m->T;
-}
-
-/* Peak / average over the usable backends of this window's loads. */
-static double
-sim_ratio(const struct sim *m)
-{
-	uint64_t peak = 0, sum = 0;
-	uint32_t n = 0;
-
-	for (uint32_t id = 0; id < m->s->n_backends; id++)
-		if (active(m->s, (uint16_t)id)) {
-			sum += m->load[id];
-			n++;
-			if (m->load[id] > peak)
-				peak = m->load[id];
-		}
-	return (double)peak * n / (double)sum;
-}
-
-/* One window: loads from the assignment, then the controller. *ratio is the
- * peak/average the window saw (before the controller acted). */
-static bool
-sim_step(struct sim *m, double *ratio)
-{
-	struct lb_hot_candidate c[4];
-	uint32_t n_c = 0;
-
-	sim_loads(m);
-	if (ratio != NULL)
-		*ratio = sim_ratio(m);
-	memset(c, 0, sizeof(c));
-	if (m->hot_reported && m->hot > 0)
-		c[n_c++] = (struct lb_hot_candidate){
-		        .vip_id = 0, .key_hash = HOT_HASH, .count = m->hot};
-	/* Cold keys the sketch also names: below φ, never promoted. */
-	for (uint64_t k = 1; k <= 3; k++)
-		c[n_c++] = (struct lb_hot_candidate){
-		        .vip_id = 0, .key_hash = k * 0x1234567ULL, .count = m->T / 1000};
-	return lb_hotkey_window(m->h, m->s, m->load, m->vip_total, c, n_c, ++m->window);
 }
 
 static void
@@ -314,9 +87,10 @@ print_row(const char *what, uint32_t n, uint32_t r, double measured, double want
 }
 
 /*
- * The issue's table: no override (8.92), the computed r = 25 (1.24 <= 1.25),
- * r forced to 4 by a pin (2.92), back to computed after unpin, and a replica
- * (the key's Maglev home) failing: re-planned under the cap without it.
+ * The table of docs/hot-keys.md: no override (8.92), the computed r = 25
+ * (1.24 <= 1.25), r forced to 4 by a pin (2.92), back to computed after unpin,
+ * and a replica (the key's Maglev home) failing: re-planned under the cap
+ * without it.
  */
 static void
 test_hotkey_simulation_table(void **state)
@@ -521,66 +295,6 @@ test_hotkey_replica_unusable(void **state)
 	assert_int_equal(counter(m->h, "replans"), 1);
 	assert_false(sim_step(m, NULL));
 	sim_free(m);
-}
-
-/*
- * Bounded loads at promotion: a heavy backend early in the key's preference
- * order is skipped; if fewer than r qualify, the least loaded of the rest fill in.
- */
-static void
-test_hotkey_bounded_load_skips(void **state)
-{
-	uint32_t n = 10;
-	struct lb_config *cfg = cfg_make(1, &n);
-	struct lb_snapshot *s = snap_make(cfg, 1);
-	struct lb_hotkey *h = lb_hotkey_create(NULL);
-	const struct lb_hot_override *o;
-	uint64_t load[16], total[1];
-	uint16_t pref[16];
-	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = HOT_HASH};
-
-	(void)state;
-	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, pref, 16), 10);
-
-	/* p = 0.2, r = ceil(10 * 0.2 / 0.45) = 5. Base 100k each, pref[1] 300k:
-	 * T = 1.5M, hot = 300k, average 150k, cap 187.5k; pref[1] projects to
-	 * 360k and is skipped, the others to 160k. */
-	for (int i = 0; i < 10; i++)
-		load[pref[i]] = i == 1 ? 300000 : 100000;
-	load[pref[0]] += 300000;
-	total[0] = 1500000;
-	c.count = 300000;
-	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
-	o = find_ov(h, 0, HOT_HASH);
-	assert_non_null(o);
-	assert_int_equal(o->n_replicas, 5);
-	{
-		const uint16_t want[] = {pref[0], pref[2], pref[3], pref[4], pref[5]};
-
-		assert_memory_equal(o->replicas, want, sizeof(want));
-	}
-	lb_hotkey_free(h);
-
-	/* pref[1..6] heavy (pref[4] a little less): only 4 qualify, so the least
-	 * loaded of the rest, pref[4], fills the fifth place. T = 2.6875M. */
-	h = lb_hotkey_create(NULL);
-	for (int i = 0; i < 10; i++)
-		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
-	load[pref[4]] = 250000;
-	load[pref[0]] += 537500;
-	total[0] = 2687500;
-	c.count = 537500;
-	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
-	o = find_ov(h, 0, HOT_HASH);
-	assert_int_equal(o->n_replicas, 5);
-	{
-		const uint16_t want[] = {pref[0], pref[4], pref[7], pref[8], pref[9]};
-
-		assert_memory_equal(o->replicas, want, sizeof(want));
-	}
-	lb_hotkey_free(h);
-	lb_snapshot_free(s);
-	lb_config_free(cfg);
 }
 
 /* --- the flapping bound ------------------------------------------------------ */
@@ -972,93 +686,6 @@ test_hotkey_params(void **state)
 	lb_hotkey_free(NULL);
 }
 
-/* --- pure helpers ------------------------------------------------------------ */
-
-struct replicas_row {
-	uint32_t n;
-	double p, c;
-	uint32_t want;
-};
-
-static const struct replicas_row g_replicas_rows[] = {
-        {100, 0.08, 1.25, 25},   /* the issue: 8 / 0.33 = 24.2 */
-        {100, 0.01, 1.25, 4},    /* 1 / 0.26 = 3.85 */
-        {100, 0.5, 1.25, 67},    /* 50 / 0.75 = 66.7 */
-        {100, 1.0, 1.25, 80},    /* exactly 80: no spurious 81 */
-        {100, 0.2, 1.3, 40},     /* 20 / 0.5 = 40 despite 1.3 - 1 = 0.30000000000000004 */
-        {99, 0.08, 1.25, 24},    /* 7.92 / 0.33 = 24.000000000000004 -> 24 */
-        {100, 0.08, 1.0, 100},   /* c = 1: every backend */
-        {100, 0.001, 1.25, 1},   /* 0.1 / 0.251: at least one */
-        {100, 0.0, 1.25, 1},     /* no share: one */
-        {1000, 0.08, 1.25, 243}, /* 80 / 0.33 = 242.4 */
-        {10000, 0.08, 1.25, LB_HOT_MAX_REPLICAS}, /* 2425: the limit */
-        {3, 0.9, 1.25, 3},                        /* 2.35: at most N */
-        {2, 0.9, 1.25, 2},
-        {1, 0.9, 1.25, 1},
-        {0, 0.5, 1.25, 0},    /* no backend: none */
-        {100, 0.1, 0.5, 100}, /* c < 1 - p: no finite r holds it */
-};
-
-static void
-test_hotkey_replicas_row(void **state)
-{
-	const struct replicas_row *r = *state;
-
-	assert_int_equal(lb_hotkey_replicas(r->n, r->p, r->c), r->want);
-}
-
-/* Distinct ids, the Maglev home first, in table order, deterministic. */
-static void
-test_hotkey_preference(void **state)
-{
-	uint32_t n = N_SIM;
-	struct lb_config *cfg = cfg_make(1, &n);
-	struct lb_snapshot *s = snap_make(cfg, 1), *s2;
-	uint16_t a[N_SIM], b[N_SIM], c[N_SIM];
-	uint64_t rng = 3;
-
-	(void)state;
-	for (int k = 0; k < 200; k++) {
-		uint64_t key = rng_next(&rng);
-		uint32_t slot = lb_fastmod((uint32_t)key, s->table_fastmod, s->table_size);
-		uint16_t na = lb_hotkey_preference(s, &s->vips[0], key, a, N_SIM);
-
-		assert_int_equal(na, N_SIM);
-		assert_int_equal(a[0], lb_maglev_pick(s, &s->vips[0], key));
-		assert_int_equal(a[0], s->vips[0].table[slot]);
-		for (uint32_t i = 0; i < na; i++)
-			for (uint32_t j = 0; j < i; j++)
-				assert_int_not_equal(a[i], a[j]);
-		/* The second entry is the next different id after the home's slot. */
-		for (uint32_t i = slot;; i = (i + 1) % s->table_size)
-			if (s->vips[0].table[i] != a[0]) {
-				assert_int_equal(a[1], s->vips[0].table[i]);
-				break;
-			}
-		/* A shorter list is a prefix. */
-		assert_int_equal(lb_hotkey_preference(s, &s->vips[0], key, b, 7), 7);
-		assert_memory_equal(a, b, 7 * sizeof(uint16_t));
-		(void)c;
-	}
-	/* Another instance, same config: the same order. */
-	s2 = snap_make(cfg, 9);
-	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, a, N_SIM), N_SIM);
-	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, b, N_SIM), N_SIM);
-	assert_memory_equal(a, b, sizeof(a));
-	lb_snapshot_free(s2);
-	/* A backend down is absent, and the rest keep their relative order. */
-	cfg->vips[0].backends[a[1]].state = LB_BACKEND_DOWN;
-	s2 = snap_make(cfg, 10);
-	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, c, N_SIM), N_SIM - 1);
-	for (uint32_t i = 0; i < N_SIM - 1; i++)
-		assert_int_not_equal(c[i], a[1]);
-	assert_int_equal(c[0], a[0]);
-	assert_int_equal(lb_hotkey_preference(s2, &s2->vips[0], HOT_HASH, c, 0), 0);
-	lb_snapshot_free(s2);
-	lb_snapshot_free(s);
-	lb_config_free(cfg);
-}
-
 int
 main(void)
 {
@@ -1074,7 +701,6 @@ main(void)
 		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(
 		        test_hotkey_replica_unusable, (void *)&g_unusable[i]);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_load_shift_replans);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_bounded_load_skips);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_sweep_no_flapping);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_demotes_after_share_drops);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_pin_unpin);
@@ -1083,9 +709,5 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_single_backend_not_promoted);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_events_json);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_params);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hotkey_preference);
-	for (size_t i = 0; i < sizeof(g_replicas_rows) / sizeof(g_replicas_rows[0]); i++)
-		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(
-		        test_hotkey_replicas_row, (void *)&g_replicas_rows[i]);
 	return _cmocka_run_group_tests("hotkey", tests, n, NULL, NULL);
 }
