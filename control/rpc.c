@@ -21,7 +21,6 @@
 #include "rpc.h"
 
 #define MSG_LEN 512
-#define SPILLWAY_VERSION "0.1.0"
 #define PROTOCOL_VERSION 1
 
 /* What a request or batch works on. */
