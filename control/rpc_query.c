@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The read-only methods of the control socket and config_save: version,
+ * stats, the published Maglev table of a VIP, and the configuration (as a
+ * document, or written to the state file). SPILLWAY_VERSION comes from the
+ * build (meson's project version).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "rpc.h"
+#include "rpc_internal.h"
+
+#define PROTOCOL_VERSION 1
+
+static int
+rpc_version(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	(void)t;
+	if (lb_rpc_check_keys(out, params, "", lb_rpc_no_keys) != 0)
+		return out->code;
+	return lb_rpc_succeed(out, json_pack("{s:s, s:i}", "version", SPILLWAY_VERSION, "protocol",
+	                                     PROTOCOL_VERSION));
+}
+
+static int
+rpc_stats(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	const struct lb_snapshot *s;
+	json_t *st;
+
+	if (lb_rpc_check_keys(out, params, "", lb_rpc_no_keys) != 0)
+		return out->code;
+	st = t->ops->stats(t->ops->arg);
+	if (st == NULL || !json_is_object(st)) {
+		json_decref(st);
+		return lb_rpc_fail(out, LB_RPC_ERR_INTERNAL, "stats unavailable");
+	}
+	s = t->ops->snapshot(t->ops->arg);
+	if (json_object_set_new(st, "generation",
+	                        json_integer(s != NULL ? (json_int_t)s->generation : 0)) != 0) {
+		json_decref(st);
+		return lb_rpc_fail_oom(out);
+	}
+	return lb_rpc_succeed(out, st);
+}
+
+static const struct lb_vip *
+find_snapshot_vip(const struct lb_snapshot *s, const struct lb_cfg_vip *ref)
+{
+	for (uint32_t i = 0; s != NULL && i < s->n_vips; i++) {
+		const struct lb_vip *v = &s->vips[i];
+
+		if (v->af == ref->af && v->proto == ref->proto && v->port == htons(ref->port) &&
+		    memcmp(&v->addr, &ref->addr, sizeof(v->addr)) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+/* The backend address of every slot; one shared string per backend id. */
+static json_t *
+raw_table(const struct lb_snapshot *s, const struct lb_vip *sv)
+{
+	json_t **names = calloc(s->n_backends ? s->n_backends : 1, sizeof(*names));
+	json_t *table = json_array();
+	char a[64];
+
+	if (names == NULL || table == NULL)
+		goto error;
+	for (uint32_t i = 0; i < s->table_size; i++) {
+		uint16_t id = sv->table[i];
+		json_t *e = json_null();
+
+		if (id != LB_BACKEND_NONE && id < s->n_backends) {
+			if (names[id] == NULL)
+				names[id] = json_string(lb_ip_to_str(
+				        s->backends[id].af, &s->backends[id].addr, a, sizeof(a)));
+			e = names[id];
+		}
+		if (json_array_append(table, e) != 0)
+			goto error;
+	}
+	goto cleanup;
+error:
+	json_decref(table);
+	table = NULL;
+cleanup:
+	for (uint32_t i = 0; names != NULL && i < s->n_backends; i++)
+		json_decref(names[i]);
+	free(names);
+	return table;
+}
+
+/*
+ * The published table (what workers use now), so the running configuration,
+ * not the batch's working copy, maps its backend ids to addresses and names.
+ */
+static int
+rpc_maglev_table(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	static const char *const keys[] = {"vip", "raw", NULL};
+	const struct lb_config *cfg = t->ops->config(t->ops->arg);
+	const struct lb_snapshot *s = t->ops->snapshot(t->ops->arg);
+	const json_t *raw = json_object_get(params, "raw");
+	const struct lb_cfg_vip *cv;
+	const struct lb_vip *sv;
+	struct lb_cfg_vip ref;
+	uint32_t *slots = NULL;
+	json_t *res = NULL, *bes;
+	char a[64];
+	int vi;
+
+	if (lb_rpc_check_keys(out, params, "", keys) != 0 ||
+	    lb_rpc_decode_vip_member(t, params, &ref, out) != 0)
+		return out->code;
+	if (raw != NULL && !json_is_boolean(raw))
+		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
+		                   "raw: expected a boolean, got %s", lb_config_json_type(raw));
+	vi = lb_rpc_find_vip(cfg, &ref);
+	sv = find_snapshot_vip(s, &ref);
+	if (vi < 0 || sv == NULL)
+		return lb_rpc_fail_no_vip(out, &ref);
+	cv = &cfg->vips[vi];
+
+	slots = calloc(s->n_backends ? s->n_backends : 1, sizeof(*slots));
+	bes = json_array();
+	res = json_pack("{s:i, s:i, s:o}", "table_size", (json_int_t)s->table_size, "generation",
+	                (json_int_t)s->generation, "backends", bes);
+	if (slots == NULL || res == NULL)
+		goto oom;
+	for (uint32_t i = 0; i < s->table_size; i++)
+		if (sv->table[i] < s->n_backends)
+			slots[sv->table[i]]++;
+	for (uint32_t j = 0; j < cv->n_backends; j++) {
+		const struct lb_cfg_backend *b = &cv->backends[j];
+		uint32_t n = b->id < s->n_backends && s->backends[b->id].vip_id == sv->id
+		                     ? slots[b->id]
+		                     : 0;
+		json_t *o = json_pack("{s:s, s:i}", "address",
+		                      lb_ip_to_str(b->af, &b->addr, a, sizeof(a)), "slots",
+		                      (json_int_t)n);
+
+		if (o != NULL && b->name[0] != '\0' &&
+		    json_object_set_new(o, "name", json_string(b->name)) != 0) {
+			json_decref(o);
+			o = NULL;
+		}
+		if (json_array_append_new(bes, o) != 0)
+			goto oom;
+	}
+	if (raw != NULL && json_is_true(raw) &&
+	    json_object_set_new(res, "table", raw_table(s, sv)) != 0)
+		goto oom;
+	free(slots);
+	return lb_rpc_succeed(out, res);
+oom:
+	free(slots);
+	json_decref(res);
+	return lb_rpc_fail_oom(out);
+}
+
+static int
+rpc_config_get(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	if (lb_rpc_check_keys(out, params, "", lb_rpc_no_keys) != 0)
+		return out->code;
+	return lb_rpc_succeed(out, lb_config_to_json(lb_rpc_view(t)));
+}
+
+/*
+ * Writes the running configuration; a batch's own changes reach the file
+ * through ops->apply. On success ops->save may leave the path it wrote in err.
+ */
+static int
+rpc_config_save(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	char err[LB_RPC_MSG_LEN] = "";
+	int rc;
+
+	if (lb_rpc_check_keys(out, params, "", lb_rpc_no_keys) != 0)
+		return out->code;
+	rc = t->ops->save(t->ops->arg, err, sizeof(err));
+	if (rc == -ENOENT)
+		return lb_rpc_fail(out, LB_RPC_ERR_INTERNAL, "no state file configured (--state)");
+	if (rc != 0)
+		return lb_rpc_fail(out, LB_RPC_ERR_INTERNAL, "%s", err[0] ? err : strerror(-rc));
+	if (err[0] == '\0')
+		return lb_rpc_succeed(out, json_object());
+	return lb_rpc_succeed(out, json_pack("{s:s}", "path", err));
+}
+
+const struct lb_rpc_method lb_rpc_query_methods[] = {
+        {.name = "version", .handler = rpc_version, .usage = "version"},
+        {.name = "stats", .handler = rpc_stats, .usage = "stats"},
+        {.name = "maglev_table",
+         .handler = rpc_maglev_table,
+         .usage = "maglev_table {vip: " LB_RPC_VIP_REF ", raw?}"},
+        {.name = "config_get", .handler = rpc_config_get, .usage = "config_get"},
+        {.name = "config_save", .handler = rpc_config_save, .usage = "config_save"},
+        {.name = NULL},
+};
