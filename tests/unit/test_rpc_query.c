@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests for the read-only methods of the control socket and
+ * config_save (control/rpc_query.c) against the fake daemon of
+ * rpc_fixture.c: one row per rejected call, version, stats, the published
+ * Maglev table, config_get and config_save.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../control/config.h"
+#include "../../control/rpc.h"
+#include "rpc_fixture.h"
+
+/* ---- Rejections: one row each; nothing may change. ---- */
+
+static const struct err_case err_cases[] = {
+        /* Params of methods that take none. */
+        {"version unknown param", REQ("version", "{'verbose': true}"), P, "verbose: unknown field",
+         "1"},
+        {"stats unknown param", REQ("stats", "{'x': 1}"), P, "x: unknown field", "1"},
+        {"config_get unknown param", REQ("config_get", "{'x': 1}"), P, "x: unknown field", "1"},
+        {"config_save unknown param", REQ("config_save", "{'path': '/tmp/x'}"), P,
+         "path: unknown field", "1"},
+
+        /* Backend calls. */
+        {"maglev_table missing vip", REQ("maglev_table", "{}"), P, "vip: missing (required)", "1"},
+        {"maglev_table raw not a boolean", REQ("maglev_table", "{'vip': " VREF ", 'raw': 1}"), P,
+         "raw: expected a boolean, got an integer", "1"},
+        {"maglev_table unknown field", REQ("maglev_table", "{'vip': " VREF ", 'size': 1}"), P,
+         "size: unknown field", "1"},
+
+        /* Not found. */
+        {"maglev_table VIP not found",
+         REQ("maglev_table", "{'vip': {'address': '192.0.2.99', 'port': 80, 'protocol': 'tcp'}}"),
+         NF, "VIP 192.0.2.99:80/tcp not found", "1"},
+
+        /* config_save without a state file is in test_rpc_config_save. */
+};
+
+/* ---- Methods ---- */
+
+static void
+test_rpc_version(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res = call_ok(f, REQ0("version"), &r);
+
+	assert_string_equal(show(res), "{\"version\":\"0.1.0\",\"protocol\":1}");
+	assert_id(r, "1");
+	json_decref(r);
+	/* Empty params are the same as none. */
+	res = call_ok(f, REQ("version", "{}"), &r);
+	assert_int_equal(json_integer_value(json_object_get(res, "protocol")), 1);
+	json_decref(r);
+}
+
+static void
+test_rpc_stats(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res;
+
+	res = call_ok(f, REQ0("stats"), &r);
+	assert_int_equal(
+	        json_integer_value(json_object_get(json_object_get(res, "totals"), "rx_packets")),
+	        42);
+	assert_int_equal(json_integer_value(json_object_get(res, "generation")), 1);
+	json_decref(r);
+	call_ok(f, REQ("backend_set", "{'vip': " VREF ", 'address': '10.1.0.1', 'weight': 3}"), &r);
+	json_decref(r);
+	res = call_ok(f, REQ0("stats"), &r);
+	assert_int_equal(json_integer_value(json_object_get(res, "generation")), 2);
+	json_decref(r);
+}
+
+/* Slots per backend add up to M and follow the weights; raw names every slot. */
+static void
+test_rpc_maglev_table(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res, *bes, *table;
+	json_int_t s1, s2, n1 = 0, n2 = 0;
+
+	res = call_ok(f, REQ("maglev_table", "{'vip': " VREF "}"), &r);
+	assert_int_equal(json_integer_value(json_object_get(res, "table_size")), 251);
+	assert_int_equal(json_integer_value(json_object_get(res, "generation")), 1);
+	assert_null(json_object_get(res, "table"));
+	bes = json_object_get(res, "backends");
+	assert_int_equal(json_array_size(bes), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(bes, 0), "address")),
+	                    "10.1.0.1");
+	assert_null(json_object_get(json_array_get(bes, 0), "name"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(bes, 1), "name")),
+	                    "web2");
+	s1 = json_integer_value(json_object_get(json_array_get(bes, 0), "slots"));
+	s2 = json_integer_value(json_object_get(json_array_get(bes, 1), "slots"));
+	assert_int_equal(s1 + s2, 251);
+	assert_true(s2 > s1); /* weight 2 against 1 */
+	json_decref(r);
+
+	res = call_ok(f, REQ("maglev_table", "{'vip': " VREF ", 'raw': true}"), &r);
+	table = json_object_get(res, "table");
+	assert_int_equal(json_array_size(table), 251);
+	for (size_t i = 0; i < json_array_size(table); i++) {
+		const char *a = json_string_value(json_array_get(table, i));
+
+		assert_non_null(a);
+		if (strcmp(a, "10.1.0.1") == 0)
+			n1++;
+		else if (strcmp(a, "10.1.0.2") == 0)
+			n2++;
+		else
+			fail_msg("slot %zu: %s", i, a);
+	}
+	assert_int_equal(n1, s1);
+	assert_int_equal(n2, s2);
+	json_decref(r);
+
+	/* A draining backend keeps no slots; raw false is the default. */
+	call_ok(f,
+	        REQ("backend_set", "{'vip': " VREF ", 'address': '10.1.0.2', 'state': 'draining'}"),
+	        &r);
+	json_decref(r);
+	res = call_ok(f, REQ("maglev_table", "{'vip': " VREF ", 'raw': false}"), &r);
+	bes = json_object_get(res, "backends");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(bes, 0), "slots")), 251);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(bes, 1), "slots")), 0);
+	assert_int_equal(json_integer_value(json_object_get(res, "generation")), 2);
+	assert_null(json_object_get(res, "table"));
+	json_decref(r);
+
+	/* A VIP without backends: every slot empty. */
+	res = call_ok(f,
+	              REQ("maglev_table", "{'vip': {'address': '2001:db8::10', 'port': 443, "
+	                                  "'protocol': 'udp'}, 'raw': true}"),
+	              &r);
+	assert_int_equal(json_array_size(json_object_get(res, "backends")), 0);
+	table = json_object_get(res, "table");
+	assert_int_equal(json_array_size(table), 251);
+	for (size_t i = 0; i < json_array_size(table); i++)
+		assert_true(json_is_null(json_array_get(table, i)));
+	json_decref(r);
+}
+
+/* The default table size: the raw table is large but complete. */
+static void
+test_rpc_maglev_table_default_size(void **state)
+{
+	struct fake *f;
+	json_t *r, *res, *table;
+
+	(void)state;
+	f = fake_new("{'encap': {'source_v4': '192.0.2.1', 'next_hop_mac': '02:00:5e:00:53:01'}, "
+	             "'vips': [{" VREF_FIELDS ", 'backends': [{'address': '10.1.0.1'}, "
+	             "{'address': '10.1.0.2'}, {'address': '10.1.0.3', 'weight': 0}]}]}");
+	res = call_ok(f, REQ("maglev_table", "{'vip': " VREF ", 'raw': true}"), &r);
+	assert_int_equal(json_integer_value(json_object_get(res, "table_size")), 65537);
+	table = json_object_get(res, "table");
+	assert_int_equal(json_array_size(table), 65537);
+	assert_int_equal(json_integer_value(json_object_get(
+	                         json_array_get(json_object_get(res, "backends"), 2), "slots")),
+	                 0);
+	json_decref(r);
+	fake_free(f);
+}
+
+static void
+test_rpc_config_get(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res, *doc = config_doc(f);
+	struct lb_config *back;
+	char err[ERR_LEN];
+
+	res = call_ok(f, REQ0("config_get"), &r);
+	assert_true(json_equal(res, doc));
+	/* The document loads back as a configuration. */
+	back = lb_config_from_json(res, err, sizeof(err));
+	if (back == NULL)
+		fail_msg("config_get result rejected: %s", err);
+	lb_config_free(back);
+	json_decref(r);
+	json_decref(doc);
+}
+
+static void
+test_rpc_config_save(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res;
+
+	f->save_path = "/var/lib/spillway/state.json";
+	res = call_ok(f, REQ0("config_save"), &r);
+	assert_string_equal(show(res), "{\"path\":\"/var/lib/spillway/state.json\"}");
+	json_decref(r);
+	assert_int_equal(f->save_calls, 1);
+
+	f->save_rc = -ENOENT;
+	r = rpc(f, REQ0("config_save"));
+	assert_error(r, LB_RPC_ERR_INTERNAL, "no state file configured (--state)");
+	json_decref(r);
+
+	f->save_rc = -EIO;
+	r = rpc(f, REQ0("config_save"));
+	assert_error(r, LB_RPC_ERR_INTERNAL, "state.json: fsync: ");
+	json_decref(r);
+	assert_int_equal(f->save_calls, 3);
+	assert_int_equal(f->apply_calls, 0);
+}
+
+int
+main(void)
+{
+	static const struct CMUnitTest tests[] = {
+	        RPC_TEST(test_rpc_version),
+	        RPC_TEST(test_rpc_stats),
+	        RPC_TEST(test_rpc_maglev_table),
+	        cmocka_unit_test(test_rpc_maglev_table_default_size),
+	        RPC_TEST(test_rpc_config_get),
+	        RPC_TEST(test_rpc_config_save),
+	};
+
+	return run_rpc_group("rpc_query", err_cases, N_ROWS(err_cases), tests, N_ROWS(tests));
+}
