@@ -2,7 +2,8 @@
 /*
  * Configuration loader: JSON document -> struct lb_config, with every field
  * checked for type, range and uniqueness. A rejection names the field's path
- * and says what is wrong; nothing half-built escapes.
+ * and says what is wrong; nothing half-built escapes. Also the model's
+ * copies and frees; the way back to a document is config_json.c.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_internal.h"
 #include "maglev_build.h"
 
 /* Error context: the path of the field being read, e.g. "vips[1].backends[0]". */
@@ -265,10 +267,10 @@ get_addr(struct ctx *c, const char *path, const json_t *obj, const char *key, ui
 }
 
 static const char *const proto_names[] = {"tcp", "udp", NULL};
-static const char *const key_names[] = {"5tuple", "src_ip", "src_ip_dport", NULL};
-static const char *const encap_names[] = {"ipip", "gue", NULL};
-static const char *const state_names[] = {"active", "draining", "down", NULL};
-static const char *const too_big_names[] = {"icmp", "drop", NULL};
+const char *const lb_config_key_names[] = {"5tuple", "src_ip", "src_ip_dport", NULL};
+const char *const lb_config_encap_names[] = {"ipip", "gue", NULL};
+const char *const lb_config_state_names[] = {"active", "draining", "down", NULL};
+const char *const lb_config_too_big_names[] = {"icmp", "drop", NULL};
 
 static int
 parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
@@ -334,7 +336,7 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	if ((rc = get_uint(c, "encap", o, "gue_port", 1, 65535, &u, 0)) != 0)
 		return rc;
 	e->gue_port = htons((uint16_t)u);
-	return get_enum(c, "encap", o, "too_big", too_big_names, &e->too_big);
+	return get_enum(c, "encap", o, "too_big", lb_config_too_big_names, &e->too_big);
 }
 
 static int
@@ -452,7 +454,7 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 		snprintf(b->name, sizeof(b->name), "%s", name);
 	}
 	b->state = LB_BACKEND_ACTIVE;
-	return get_enum(c, path, o, "state", state_names, &b->state);
+	return get_enum(c, path, o, "state", lb_config_state_names, &b->state);
 }
 
 /* Sort keys for the duplicate check: index, and the identity text. */
@@ -585,10 +587,10 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 		return rc;
 	v->proto = proto == 0 ? IPPROTO_TCP : IPPROTO_UDP;
 	v->key_mode = LB_KEY_5TUPLE;
-	if ((rc = get_enum(c, path, o, "key", key_names, &v->key_mode)) != 0)
+	if ((rc = get_enum(c, path, o, "key", lb_config_key_names, &v->key_mode)) != 0)
 		return rc;
 	v->encap = LB_ENCAP_IPIP;
-	if ((rc = get_enum(c, path, o, "encap", encap_names, &v->encap)) != 0)
+	if ((rc = get_enum(c, path, o, "encap", lb_config_encap_names, &v->encap)) != 0)
 		return rc;
 
 	arr = json_object_get(o, "backends");
@@ -822,79 +824,4 @@ lb_config_free(struct lb_config *cfg)
 		free(cfg->vips[i].backends);
 	free(cfg->vips);
 	free(cfg);
-}
-
-json_t *
-lb_config_backend_to_json(const struct lb_cfg_backend *b)
-{
-	char buf[64];
-	json_t *o = json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(b->af, &b->addr, buf, 64),
-	                      "weight", (json_int_t)b->weight, "state", state_names[b->state]);
-
-	if (o != NULL && b->name[0] != '\0' &&
-	    json_object_set_new(o, "name", json_string(b->name)) != 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-json_t *
-lb_config_vip_to_json(const struct lb_cfg_vip *v)
-{
-	char buf[64];
-	json_t *bes = json_array();
-
-	if (bes == NULL)
-		return NULL;
-	for (uint32_t j = 0; j < v->n_backends; j++) {
-		if (json_array_append_new(bes, lb_config_backend_to_json(&v->backends[j])) != 0) {
-			json_decref(bes);
-			return NULL;
-		}
-	}
-	/* "o" hands bes over even when the pack fails. */
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
-	                 lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
-	                 "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
-	                 key_names[v->key_mode], "encap", encap_names[v->encap], "backends", bes);
-}
-
-json_t *
-lb_config_to_json(const struct lb_config *cfg)
-{
-	char buf[64];
-	json_t *root = json_object(), *encap = json_object(), *vips = json_array();
-	const struct lb_encap_conf *e = &cfg->encap;
-
-	if (e->has_src4)
-		json_object_set_new(encap, "source_v4",
-		                    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
-	if (e->has_src6)
-		json_object_set_new(encap, "source_v6",
-		                    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
-	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", e->next_hop_mac[0],
-	         e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
-	         e->next_hop_mac[5]);
-	json_object_set_new(encap, "next_hop_mac", json_string(buf));
-	json_object_set_new(encap, "mtu", json_integer(e->mtu));
-	json_object_set_new(encap, "gue_port", json_integer(ntohs(e->gue_port)));
-	json_object_set_new(encap, "too_big", json_string(too_big_names[e->too_big]));
-	json_object_set_new(root, "encap", encap);
-	json_object_set_new(root, "maglev",
-	                    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
-	                              "seed", cfg->seed));
-	json_object_set_new(root, "flows",
-	                    json_pack("{s:i, s:i, s:i}", "capacity",
-	                              (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
-	                              (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
-	                              (json_int_t)cfg->flows.udp_idle_ms));
-	json_object_set_new(root, "hot",
-	                    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
-	                              "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
-	                              cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i]));
-	json_object_set_new(root, "vips", vips);
-	return root;
 }

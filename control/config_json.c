@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The document form of a configuration: struct lb_config -> JSON, the shapes
+ * config.c reads (what the state file holds and the control socket answers
+ * with), so a written document loads back as the same configuration.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "config_internal.h"
+
+json_t *
+lb_config_backend_to_json(const struct lb_cfg_backend *b)
+{
+	char buf[64];
+	json_t *o = json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(b->af, &b->addr, buf, 64),
+	                      "weight", (json_int_t)b->weight, "state",
+	                      lb_config_state_names[b->state]);
+
+	if (o != NULL && b->name[0] != '\0' &&
+	    json_object_set_new(o, "name", json_string(b->name)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *
+lb_config_vip_to_json(const struct lb_cfg_vip *v)
+{
+	char buf[64];
+	json_t *bes = json_array();
+
+	if (bes == NULL)
+		return NULL;
+	for (uint32_t j = 0; j < v->n_backends; j++) {
+		if (json_array_append_new(bes, lb_config_backend_to_json(&v->backends[j])) != 0) {
+			json_decref(bes);
+			return NULL;
+		}
+	}
+	/* "o" hands bes over even when the pack fails. */
+	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
+	                 lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
+	                 "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
+	                 lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
+	                 "backends", bes);
+}
+
+json_t *
+lb_config_to_json(const struct lb_config *cfg)
+{
+	char buf[64];
+	json_t *root = json_object(), *encap = json_object(), *vips = json_array();
+	const struct lb_encap_conf *e = &cfg->encap;
+
+	if (e->has_src4)
+		json_object_set_new(encap, "source_v4",
+		                    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
+	if (e->has_src6)
+		json_object_set_new(encap, "source_v6",
+		                    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
+	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", e->next_hop_mac[0],
+	         e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
+	         e->next_hop_mac[5]);
+	json_object_set_new(encap, "next_hop_mac", json_string(buf));
+	json_object_set_new(encap, "mtu", json_integer(e->mtu));
+	json_object_set_new(encap, "gue_port", json_integer(ntohs(e->gue_port)));
+	json_object_set_new(encap, "too_big", json_string(lb_config_too_big_names[e->too_big]));
+	json_object_set_new(root, "encap", encap);
+	json_object_set_new(root, "maglev",
+	                    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
+	                              "seed", cfg->seed));
+	json_object_set_new(root, "flows",
+	                    json_pack("{s:i, s:i, s:i}", "capacity",
+	                              (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
+	                              (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
+	                              (json_int_t)cfg->flows.udp_idle_ms));
+	json_object_set_new(root, "hot",
+	                    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
+	                              "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
+	                              cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
+	for (uint32_t i = 0; i < cfg->n_vips; i++)
+		json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i]));
+	json_object_set_new(root, "vips", vips);
+	return root;
+}
