@@ -1,16 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control thread event loop and snapshot publication.
- *
- * Publication: build the new snapshot completely, store its pointer with
- * release semantics, take an RCU token, and park the old snapshot on a retire
- * list. The periodic timer polls rte_rcu_qsbr_check() without blocking and frees
- * a retired snapshot once every worker has reported a quiescent state since.
- *
- * A change is built completely (ids, snapshot), then written to the state file,
- * then published: a failure at any step leaves both the running configuration
- * and the file as they were. The control socket's requests arrive here as lines
- * and are answered by rpc.c through struct lb_rpc_ops.
+ * Control thread event loop. Snapshots are built and published by publish.c.
+ * The control socket's requests arrive here as lines and are answered by
+ * rpc.c through struct lb_rpc_ops.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,46 +17,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rte_cycles.h>
-#include <rte_pause.h>
-#include <rte_rcu_qsbr.h>
-
 #include "../dataplane/sketch.h"
 #include "control.h"
 #include "clock.h"
 #include "hotkey.h"
 #include "persist.h"
+#include "publish.h"
 #include "rpc.h"
 #include "server.h"
-#include "snapshot_build.h"
 #include "stats.h"
 
 #define TICK_MS 10
-#define RETIRE_MAX 64
-#define PUB_SAMPLES 1024
-#define HOT_CANDS_PER_CORE 256      /* candidates read from each core per window */
-#define PUB_WAIT_MAX_NS 50000000ull /* give up waiting for a stuck worker after 50 ms */
-
-struct retired {
-	struct lb_snapshot *snap;
-	uint64_t token;
-};
+#define HOT_CANDS_PER_CORE 256 /* candidates read from each core per window */
 
 struct lb_control {
 	struct lb_control_params p;
-	struct lb_config *cfg;
-	/* Identity of memberships across changes: a VIP or backend that stays keeps
-	 * its id; an id that is freed and reused gets a new generation, so flows
-	 * pinned to its previous owner are never taken for the new one's. */
-	uint16_t backend_gen[LB_MAX_BACKENDS];
-	uint64_t generation;
-	bool live; /* workers are running: publication waits for them to switch */
-	/* Publication latency (store of the pointer -> every worker on it), ns,
-	 * the last PUB_SAMPLES changes; and the last snapshot build time. */
-	uint64_t pub_ns[PUB_SAMPLES];
-	uint64_t pub_count;
-	uint64_t pub_timeouts;
-	uint64_t build_ns;
+	struct lb_publisher pub;
 	/* Hot keys (NULL when disabled): the controller, the open window, the
 	 * closed window still to read (0: none), when the next window opens, and
 	 * each backend's cumulative packets at the last window (for loads). */
@@ -79,398 +47,20 @@ struct lb_control {
 	uint64_t *hot_vip_total;
 	struct lb_sketch_cand *hot_cands;
 	struct lb_hot_candidate *hot_merged;
-	struct retired retire[RETIRE_MAX];
-	unsigned int n_retire;
 	int epfd, sigfd, timerfd;
 	struct lb_server *server;
 	struct lb_rpc_ops ops;
 	uint64_t last_rx;
 	uint64_t idle_ms;
-	uint64_t *hook_fail; /* per hook: failed before/after calls */
-	/* Drain (hooks with a drain step): routes withdrawn since drained_ms; on a
-	 * stop signal, the loop ends at stop_ms (0: no stop pending). */
-	bool drained;
-	uint64_t drained_ms;
+	/* On a stop signal with a drain hook, the loop ends at stop_ms (0: no
+	 * stop pending). */
 	uint64_t stop_ms;
 };
-
-static void
-reclaim(struct lb_control *c, bool wait)
-{
-	unsigned int j = 0;
-
-	for (unsigned int i = 0; i < c->n_retire; i++) {
-		struct retired *r = &c->retire[i];
-
-		if (rte_rcu_qsbr_check(c->p.qsv, r->token, wait) == 1)
-			lb_snapshot_free(r->snap);
-		else
-			c->retire[j++] = *r;
-	}
-	c->n_retire = j;
-}
-
-static const struct lb_cfg_vip *
-find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *v)
-{
-	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips; i++) {
-		const struct lb_cfg_vip *o = &cfg->vips[i];
-
-		if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
-		    memcmp(&o->addr, &v->addr, sizeof(o->addr)) == 0)
-			return o;
-	}
-	return NULL;
-}
-
-/* Order of backends by (family, address, name): the identity that matching uses. */
-static int
-cmp_backend(const struct lb_cfg_backend *a, const struct lb_cfg_backend *b)
-{
-	int d = memcmp(&a->addr, &b->addr, sizeof(a->addr));
-
-	if (d == 0)
-		d = (int)a->af - (int)b->af;
-	if (d == 0)
-		d = strcmp(a->name, b->name);
-	return d;
-}
-
-static int
-cmp_backend_ptr(const void *a, const void *b)
-{
-	return cmp_backend(*(const struct lb_cfg_backend *const *)a,
-	                   *(const struct lb_cfg_backend *const *)b);
-}
-
-/* The backend of sorted (n entries, by cmp_backend) with b's identity, or NULL. */
-static const struct lb_cfg_backend *
-find_backend(const struct lb_cfg_backend *const *sorted, uint32_t n, const struct lb_cfg_backend *b)
-{
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int d = cmp_backend(sorted[mid], b);
-
-		if (d == 0)
-			return sorted[mid];
-		if (d < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* The first free slot at or after *cursor (wrapping), marked used; -1 if none. */
-static int
-alloc_id(bool *used, unsigned int n, unsigned int *cursor)
-{
-	for (unsigned int k = 0; k < n; k++) {
-		unsigned int i = (*cursor + k) % n;
-
-		if (!used[i]) {
-			used[i] = true;
-			*cursor = i + 1;
-			return (int)i;
-		}
-	}
-	return -1;
-}
-
-/*
- * Give next's VIPs and backends the ids they have in the running config
- * (matched by VIP address/port/protocol and backend identity + address); new
- * ones get free ids, with a fresh generation for backends.
- */
-static int
-assign_ids(struct lb_control *c, struct lb_config *next)
-{
-	bool vip_used[LB_MAX_VIPS] = {false};
-	bool *be_used = calloc(LB_MAX_BACKENDS, sizeof(*be_used));
-	const struct lb_cfg_backend **sorted = calloc(LB_MAX_BACKENDS, sizeof(*sorted));
-	unsigned int vip_cursor = 0, be_cursor = 0;
-
-	if (be_used == NULL || sorted == NULL) {
-		free(be_used);
-		free(sorted);
-		return -ENOMEM;
-	}
-	/* Pass 1: carry over ids of what stays. */
-	for (uint32_t i = 0; i < next->n_vips; i++) {
-		struct lb_cfg_vip *v = &next->vips[i];
-		const struct lb_cfg_vip *ov = find_vip(c->cfg, v);
-
-		v->id = UINT16_MAX;
-		if (ov != NULL) {
-			v->id = ov->id;
-			vip_used[v->id] = true;
-		}
-		uint32_t n_old = ov != NULL ? ov->n_backends : 0;
-
-		/* Sorted once per VIP, so matching N backends costs O(N log N). */
-		for (uint32_t j = 0; j < n_old; j++)
-			sorted[j] = &ov->backends[j];
-		qsort(sorted, n_old, sizeof(*sorted), cmp_backend_ptr);
-		for (uint32_t j = 0; j < v->n_backends; j++) {
-			struct lb_cfg_backend *b = &v->backends[j];
-			const struct lb_cfg_backend *ob = find_backend(sorted, n_old, b);
-
-			b->id = UINT16_MAX;
-			if (ob != NULL) {
-				b->id = ob->id;
-				b->gen = ob->gen;
-				be_used[b->id] = true;
-			}
-		}
-	}
-	/* Pass 2: new ids for what is new. */
-	for (uint32_t i = 0; i < next->n_vips; i++) {
-		struct lb_cfg_vip *v = &next->vips[i];
-
-		if (v->id == UINT16_MAX)
-			v->id = (uint16_t)alloc_id(vip_used, LB_MAX_VIPS, &vip_cursor);
-		for (uint32_t j = 0; j < v->n_backends; j++) {
-			struct lb_cfg_backend *b = &v->backends[j];
-			int id;
-
-			if (b->id != UINT16_MAX)
-				continue;
-			id = alloc_id(be_used, LB_MAX_BACKENDS, &be_cursor);
-			if (id < 0) {
-				free(be_used);
-				free(sorted);
-				return -ENOSPC;
-			}
-			b->id = (uint16_t)id;
-			/* Never 0 (the unused-slot marker), never a generation an old
-			 * flow entry for this id could hold. */
-			if (++c->backend_gen[id] == 0)
-				c->backend_gen[id] = 1;
-			b->gen = c->backend_gen[id];
-		}
-	}
-	free(be_used);
-	free(sorted);
-	return 0;
-}
-
-static int
-persist(const struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
-{
-	json_t *doc = lb_config_to_json(cfg);
-	int rc;
-
-	if (doc == NULL) {
-		snprintf(err, errlen, "%s: out of memory", c->p.state_path);
-		return -ENOMEM;
-	}
-	err[0] = '\0';
-	rc = lb_persist_write(c->p.state_path, doc, err, errlen);
-	json_decref(doc);
-	if (rc != 0 && err[0] == '\0')
-		snprintf(err, errlen, "%s: cannot write the state file: %s", c->p.state_path,
-		         strerror(-rc));
-	return rc;
-}
-
-/*
- * Wait until every worker runs the snapshot just published, so a reply means
- * "in force everywhere". Workers poll without sleeping, so this takes one loop
- * pass (microseconds); the wait is bounded in case a worker is descheduled.
- */
-static void
-wait_switch(struct lb_control *c)
-{
-	uint64_t hz = rte_get_tsc_hz(), t0 = rte_rdtsc(), dt;
-	uint64_t limit = PUB_WAIT_MAX_NS * hz / 1000000000ull;
-
-	for (;;) {
-		unsigned int behind = 0;
-
-		for (unsigned int i = 0; i < c->p.n_cores; i++)
-			if (__atomic_load_n(&c->p.cores[i]->snapshot_gen, __ATOMIC_ACQUIRE) <
-			    c->generation)
-				behind++;
-		dt = rte_rdtsc() - t0;
-		if (behind == 0)
-			break;
-		if (dt > limit) {
-			c->pub_timeouts++;
-			return;
-		}
-		rte_pause();
-	}
-	c->pub_ns[c->pub_count++ % PUB_SAMPLES] = dt * 1000000000ull / hz;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* {"samples", "last_us", "p50_us", "p99_us", "max_us", "timeouts", "build_us"} */
-static json_t *
-publish_json(const struct lb_control *c)
-{
-	uint64_t v[PUB_SAMPLES];
-	unsigned int n = c->pub_count < PUB_SAMPLES ? (unsigned int)c->pub_count : PUB_SAMPLES;
-	json_t *o = json_object();
-
-	json_object_set_new(o, "samples", json_integer((json_int_t)c->pub_count));
-	json_object_set_new(o, "timeouts", json_integer((json_int_t)c->pub_timeouts));
-	json_object_set_new(o, "build_us", json_real((double)c->build_ns / 1000.0));
-	if (n == 0)
-		return o;
-	json_object_set_new(
-	        o, "last_us",
-	        json_real((double)c->pub_ns[(c->pub_count - 1) % PUB_SAMPLES] / 1000.0));
-	memcpy(v, c->pub_ns, n * sizeof(v[0]));
-	qsort(v, n, sizeof(v[0]), cmp_u64);
-	json_object_set_new(o, "p50_us", json_real((double)v[n / 2] / 1000.0));
-	json_object_set_new(o, "p99_us", json_real((double)v[(n * 99) / 100] / 1000.0));
-	json_object_set_new(o, "max_us", json_real((double)v[n - 1] / 1000.0));
-	return o;
-}
-
-/* The hot-key overrides in the form the snapshot builder takes. */
-static uint32_t
-overrides_for_build(const struct lb_control *c, struct lb_snapshot_override *out)
-{
-	const struct lb_hot_override *o;
-	uint32_t n;
-
-	if (c->hot == NULL)
-		return 0;
-	n = lb_hotkey_overrides(c->hot, &o);
-	for (uint32_t i = 0; i < n; i++) {
-		out[i].vip_id = o[i].vip_id;
-		out[i].key_hash = o[i].key_hash;
-		out[i].n_replicas = o[i].n_replicas;
-		out[i].replicas = o[i].replicas;
-	}
-	return n;
-}
-
-/*
- * Build cfg's snapshot for the next generation: tables unchanged since the
- * published snapshot are copied from it, hot-key overrides are laid in.
- */
-static struct lb_snapshot *
-build(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
-{
-	struct lb_snapshot_override *ov = NULL;
-	struct lb_snapshot *s;
-	uint32_t n_ov = 0;
-	uint64_t t0 = rte_rdtsc();
-
-	if (c->hot != NULL) {
-		ov = calloc(LB_HOT_MAX_OVERRIDES, sizeof(*ov));
-		if (ov == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return NULL;
-		}
-		n_ov = overrides_for_build(c, ov);
-	}
-	s = lb_snapshot_build_ext(cfg, c->generation + 1, *c->p.snap, ov, n_ov, err, errlen);
-	free(ov);
-	c->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
-	return s;
-}
-
-/* Run every hook's before (after == false) or after step; failures are logged. */
-static void
-run_hooks(struct lb_control *c, bool after, const struct lb_snapshot *next,
-          const struct lb_snapshot *prev)
-{
-	char err[256];
-
-	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
-		const struct lb_publish_hook *h = &c->p.hooks[i];
-		int (*fn)(void *, const struct lb_snapshot *, const struct lb_snapshot *, char *,
-		          size_t) = after ? h->after : h->before;
-
-		if (fn == NULL)
-			continue;
-		err[0] = '\0';
-		if (fn(h->arg, next, prev, err, sizeof(err)) != 0) {
-			if (c->hook_fail != NULL)
-				c->hook_fail[i]++;
-			fprintf(stderr, "spillwayd: %s: %s\n", h->name, err);
-		}
-	}
-}
-
-/* Publish a built snapshot: pointer swap, old one retired through RCU. */
-static void
-publish(struct lb_control *c, struct lb_snapshot *s)
-{
-	struct lb_snapshot *old;
-
-	reclaim(c, false);
-	if (c->n_retire == RETIRE_MAX) {
-		/* Workers are slow to pass a quiescent state: wait rather than leak. */
-		reclaim(c, true);
-	}
-	old = *c->p.snap;
-	run_hooks(c, false, s, old);
-	/* Release: every store that filled the snapshot happens before the pointer. */
-	__atomic_store_n(c->p.snap, s, __ATOMIC_RELEASE);
-	c->generation++;
-	if (old != NULL) {
-		c->retire[c->n_retire].snap = old;
-		c->retire[c->n_retire].token = rte_rcu_qsbr_start(c->p.qsv);
-		c->n_retire++;
-	}
-	if (c->live)
-		wait_switch(c);
-	/* old is parked on the retire list: reclaim() frees it no earlier than
-	 * the next publication or tick, so the hooks may still read it. */
-	run_hooks(c, true, s, old);
-}
-
-/* Build, persist (if asked and configured), publish. Takes ownership of cfg. */
-static int
-apply(struct lb_control *c, struct lb_config *cfg, bool save, char *err, size_t errlen)
-{
-	struct lb_snapshot *s;
-	int rc;
-
-	/* assign_ids may advance backend generations even if a later step fails:
-	 * harmless, a generation is only required never to repeat. */
-	rc = assign_ids(c, cfg);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot assign ids: %s", strerror(-rc));
-		lb_config_free(cfg);
-		return rc;
-	}
-	s = build(c, cfg, err, errlen);
-	if (s == NULL) {
-		lb_config_free(cfg);
-		return -ENOMEM;
-	}
-	if (save && c->p.state_path != NULL) {
-		rc = persist(c, cfg, err, errlen);
-		if (rc != 0) {
-			lb_snapshot_free(s); /* never published: no reader has it */
-			lb_config_free(cfg);
-			return rc;
-		}
-	}
-	lb_config_free(c->cfg);
-	c->cfg = cfg;
-	publish(c, s);
-	return 0;
-}
 
 int
 lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
 {
-	return apply(c, cfg, true, err, errlen);
+	return lb_publish_apply(&c->pub, cfg, true, err, errlen);
 }
 
 /* ---- what the RPC handlers reach (struct lb_rpc_ops) ---- */
@@ -480,7 +70,7 @@ ops_config(void *arg)
 {
 	const struct lb_control *c = arg;
 
-	return c->cfg;
+	return c->pub.cfg;
 }
 
 static int
@@ -515,54 +105,11 @@ ops_save(void *arg, char *err, size_t errlen)
 		         "no state file configured (start spillwayd with --state FILE)");
 		return -ENOENT;
 	}
-	rc = persist(c, c->cfg, err, errlen);
+	rc = lb_publish_persist(&c->pub, c->pub.cfg, err, errlen);
 	/* rpc.h's convention: on success err carries the path for the reply. */
 	if (rc == 0)
 		snprintf(err, errlen, "%s", c->p.state_path);
 	return rc;
-}
-
-/* {name: the hook's stats plus its failed before/after calls} for every hook. */
-static json_t *
-hooks_json(const struct lb_control *c)
-{
-	json_t *hooks = json_object();
-
-	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
-		const struct lb_publish_hook *h = &c->p.hooks[i];
-		json_t *o = h->stats != NULL ? h->stats(h->arg) : NULL;
-
-		if (o == NULL)
-			o = json_object();
-		json_object_set_new(o, "failures",
-		                    json_integer((json_int_t)(c->hook_fail ? c->hook_fail[i] : 0)));
-		json_object_set_new(hooks, h->name, o);
-	}
-	return hooks;
-}
-
-/* Drain or undrain every announcing hook; failures are logged (hooks retry). */
-static void
-drain_hooks(struct lb_control *c, bool on)
-{
-	char err[256];
-
-	if (on && !c->drained)
-		c->drained_ms = lb_now_ms();
-	c->drained = on;
-	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
-		const struct lb_publish_hook *h = &c->p.hooks[i];
-
-		if (h->drain == NULL)
-			continue;
-		err[0] = '\0';
-		if (h->drain(h->arg, on, *c->p.snap, err, sizeof(err)) != 0) {
-			if (c->hook_fail != NULL)
-				c->hook_fail[i]++;
-			fprintf(stderr, "spillwayd: %s: %s: %s (retrying)\n", h->name,
-			        on ? "drain" : "undrain", err);
-		}
-	}
 }
 
 static json_t *
@@ -575,13 +122,13 @@ ops_drain(void *arg, bool on)
 		 * the instance is about to drop. */
 		fprintf(stderr, "spillwayd: undrain ignored: stopping\n");
 	} else {
-		drain_hooks(c, on);
+		lb_publish_drain(&c->pub, on);
 		fprintf(stderr, "spillwayd: %s\n",
 		        on ? "drained: routes withdrawn, still forwarding"
 		           : "undrained: routes announced");
 	}
-	return json_pack("{s:b, s:b, s:o}", "drained", c->drained, "stopping", c->stop_ms != 0,
-	                 "hooks", hooks_json(c));
+	return json_pack("{s:b, s:b, s:o}", "drained", c->pub.drained, "stopping", c->stop_ms != 0,
+	                 "hooks", lb_publish_hooks_json(&c->pub));
 }
 
 static char *
@@ -759,10 +306,10 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 		                         : strerror(-rc));
 		return rc;
 	}
-	ns = build(c, c->cfg, err, errlen);
+	ns = lb_publish_build(&c->pub, c->pub.cfg, err, errlen);
 	if (ns == NULL)
 		return -ENOMEM;
-	publish(c, ns);
+	lb_publish_snapshot(&c->pub, ns);
 	return 0;
 }
 
@@ -791,6 +338,7 @@ hot_create(struct lb_control *c, const struct lb_config *cfg, char *err, size_t 
 		return -ENOMEM;
 	}
 	c->hot_window_ms = cfg->hot.window_ms;
+	c->pub.hot = c->hot;
 	c->ops.hot_list = ops_hot_list;
 	c->ops.hot_events = ops_hot_events;
 	c->ops.hot_set = ops_hot_set;
@@ -822,8 +370,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	}
 	c->p = *p;
 	c->epfd = c->sigfd = c->timerfd = -1;
-	if (c->p.n_hooks > 0)
-		c->hook_fail = calloc(c->p.n_hooks, sizeof(*c->hook_fail));
+	lb_publish_init(&c->pub, p);
 	c->ops = (struct lb_rpc_ops){
 	        .arg = c,
 	        .config = ops_config,
@@ -851,14 +398,14 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 			        "crash\n",
 			        n, c->p.state_path);
 	}
-	if (apply(c, cfg, false, err, errlen) != 0) {
+	if (lb_publish_apply(&c->pub, cfg, false, err, errlen) != 0) {
 		hot_destroy(c);
 		free(c);
 		return NULL;
 	}
 	/* From now on the state file always exists: a restart finds it. */
 	if (c->p.state_path != NULL && access(c->p.state_path, F_OK) != 0 && errno == ENOENT &&
-	    persist(c, c->cfg, err, errlen) != 0)
+	    lb_publish_persist(&c->pub, c->pub.cfg, err, errlen) != 0)
 		goto fail;
 	if (c->p.control_path != NULL) {
 		struct lb_server_params sp = {
@@ -883,14 +430,14 @@ fail:
 json_t *
 lb_control_stats(const struct lb_control *c)
 {
-	json_t *root = lb_stats_json(c->cfg, c->p.cores, c->p.lcores, c->p.n_cores);
+	json_t *root = lb_stats_json(c->pub.cfg, c->p.cores, c->p.lcores, c->p.n_cores);
 	json_t *cores;
 
 	if (root == NULL)
 		return NULL;
 	cores = json_object_get(root, "cores");
-	json_object_set_new(root, "generation", json_integer((json_int_t)c->generation));
-	json_object_set_new(root, "publish", publish_json(c));
+	json_object_set_new(root, "generation", json_integer((json_int_t)c->pub.generation));
+	json_object_set_new(root, "publish", lb_publish_json(&c->pub));
 	if (c->p.pool != NULL) {
 		unsigned int size = c->p.pool->size;
 		/* Counts the per-lcore caches as available: exact once workers stop. */
@@ -903,9 +450,9 @@ lb_control_stats(const struct lb_control *c)
 		json_object_set_new(root, "mempool", m);
 	}
 	if (c->p.n_hooks > 0)
-		json_object_set_new(root, "hooks", hooks_json(c));
+		json_object_set_new(root, "hooks", lb_publish_hooks_json(&c->pub));
 	if (c->ops.drain != NULL)
-		json_object_set_new(root, "drained", json_boolean(c->drained));
+		json_object_set_new(root, "drained", json_boolean(c->pub.drained));
 	if (c->hot != NULL) {
 		json_t *h = lb_hotkey_counters_json(c->hot);
 
@@ -951,7 +498,7 @@ reload(struct lb_control *c)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 	else
 		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s\n",
-		        (unsigned long long)c->generation,
+		        (unsigned long long)c->pub.generation,
 		        c->p.state_path != NULL ? " and saved" : "");
 }
 
@@ -1015,12 +562,12 @@ hot_process(struct lb_control *c, uint64_t w)
 		c->hot_prev[id] = cur;
 	}
 	if (lb_hotkey_window(c->hot, s, c->hot_load, c->hot_vip_total, c->hot_merged, m, w)) {
-		struct lb_snapshot *ns = build(c, c->cfg, err, sizeof(err));
+		struct lb_snapshot *ns = lb_publish_build(&c->pub, c->pub.cfg, err, sizeof(err));
 
 		if (ns == NULL)
 			fprintf(stderr, "spillwayd: hot keys: %s; overrides not published\n", err);
 		else
-			publish(c, ns);
+			lb_publish_snapshot(&c->pub, ns);
 	}
 }
 
@@ -1051,7 +598,7 @@ on_tick(struct lb_control *c)
 
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
-	reclaim(c, false);
+	lb_publish_reclaim(&c->pub, false);
 	if (c->hot != NULL)
 		hot_tick(c);
 	for (unsigned int i = 0; i < c->p.n_hooks; i++)
@@ -1083,10 +630,10 @@ stop_draining(struct lb_control *c, int sig)
 {
 	uint64_t now, until;
 
-	if (!c->drained)
-		drain_hooks(c, true);
+	if (!c->pub.drained)
+		lb_publish_drain(&c->pub, true);
 	now = lb_now_ms();
-	until = c->drained_ms + c->p.drain_wait_ms;
+	until = c->pub.drained_ms + c->p.drain_wait_ms;
 	c->stop_ms = until > now ? until : now;
 	if (c->stop_ms == 0)
 		c->stop_ms = 1;
@@ -1104,7 +651,7 @@ lb_control_run(struct lb_control *c)
 	sigset_t set;
 	int rc = 0;
 
-	c->live = true; /* main launched the workers before calling us */
+	c->pub.live = true; /* main launched the workers before calling us */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -1186,11 +733,7 @@ lb_control_destroy(struct lb_control *c)
 	if (c == NULL)
 		return;
 	lb_server_destroy(c->server);
-	for (unsigned int i = 0; i < c->n_retire; i++)
-		lb_snapshot_free(c->retire[i].snap);
-	lb_snapshot_free(*c->p.snap);
-	*c->p.snap = NULL;
-	lb_config_free(c->cfg);
+	lb_publish_fini(&c->pub);
 	hot_destroy(c);
 	if (c->epfd >= 0)
 		close(c->epfd);
@@ -1198,6 +741,5 @@ lb_control_destroy(struct lb_control *c)
 		close(c->sigfd);
 	if (c->timerfd >= 0)
 		close(c->timerfd);
-	free(c->hook_fail);
 	free(c);
 }
