@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../dataplane/sketch.h"
 #include "control.h"
 #include "clock.h"
+#include "hot_window.h"
 #include "hotkey.h"
 #include "persist.h"
 #include "publish.h"
@@ -28,25 +28,11 @@
 #include "stats.h"
 
 #define TICK_MS 10
-#define HOT_CANDS_PER_CORE 256 /* candidates read from each core per window */
 
 struct lb_control {
 	struct lb_control_params p;
 	struct lb_publisher pub;
-	/* Hot keys (NULL when disabled): the controller, the open window, the
-	 * closed window still to read (0: none), when the next window opens, and
-	 * each backend's cumulative packets at the last window (for loads). */
-	struct lb_hotkey *hot;
-	uint64_t hot_window;
-	uint64_t hot_pending;
-	uint64_t hot_next_ms;
-	uint32_t hot_window_ms;
-	uint64_t hot_missed; /* core-windows lost: a core reopened before we read */
-	uint64_t *hot_prev;
-	uint64_t *hot_load;
-	uint64_t *hot_vip_total;
-	struct lb_sketch_cand *hot_cands;
-	struct lb_hot_candidate *hot_merged;
+	struct lb_hot_window hw; /* hw.hot is NULL when hot keys are off */
 	int epfd, sigfd, timerfd;
 	struct lb_server *server;
 	struct lb_rpc_ops ops;
@@ -182,10 +168,10 @@ hot_params_json(const struct lb_control *c)
 {
 	struct lb_hot_params hp;
 
-	lb_hotkey_get_params(c->hot, &hp);
+	lb_hotkey_get_params(c->hw.hot, &hp);
 	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
 	                 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
-	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hot_window_ms);
+	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hw.window_ms);
 }
 
 static json_t *
@@ -194,15 +180,15 @@ ops_hot_list(void *arg)
 	const struct lb_control *c = arg;
 	const struct lb_snapshot *s = *c->p.snap;
 	const struct lb_hot_override *o;
-	uint32_t n = lb_hotkey_overrides(c->hot, &o);
+	uint32_t n = lb_hotkey_overrides(c->hw.hot, &o);
 	json_t *root = json_object(), *arr = json_array();
-	json_t *counters = lb_hotkey_counters_json(c->hot);
+	json_t *counters = lb_hotkey_counters_json(c->hw.hot);
 	char buf[64];
 
 	json_object_set_new(counters, "missed_core_windows",
-	                    json_integer((json_int_t)c->hot_missed));
+	                    json_integer((json_int_t)c->hw.missed));
 	json_object_set_new(root, "params", hot_params_json(c));
-	json_object_set_new(root, "window", json_integer((json_int_t)c->hot_window));
+	json_object_set_new(root, "window", json_integer((json_int_t)c->hw.window));
 	json_object_set_new(root, "counters", counters);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct lb_vip *v = snap_vip(s, o[i].vip_id);
@@ -232,7 +218,7 @@ ops_hot_events(void *arg)
 {
 	const struct lb_control *c = arg;
 	const struct lb_snapshot *s = *c->p.snap;
-	json_t *ev = lb_hotkey_events_json(c->hot), *e;
+	json_t *ev = lb_hotkey_events_json(c->hw.hot), *e;
 	size_t i;
 
 	/* Name VIPs as clients do, by address, port and protocol. */
@@ -254,7 +240,7 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 	json_t *v;
 	int rc;
 
-	lb_hotkey_get_params(c->hot, &hp);
+	lb_hotkey_get_params(c->hw.hot, &hp);
 	if ((v = json_object_get(params, "threshold")) != NULL) {
 		double old = hp.threshold;
 
@@ -269,7 +255,7 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 		hp.epsilon = json_number_value(v);
 	if ((v = json_object_get(params, "demote_windows")) != NULL)
 		hp.demote_windows = (uint32_t)json_integer_value(v);
-	rc = lb_hotkey_set_params(c->hot, &hp);
+	rc = lb_hotkey_set_params(c->hw.hot, &hp);
 	if (rc != 0) {
 		snprintf(err, errlen,
 		         "invalid hot-key parameters (threshold_low must not exceed "
@@ -277,7 +263,7 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 		return rc;
 	}
 	if ((v = json_object_get(params, "window_ms")) != NULL)
-		c->hot_window_ms = (uint32_t)json_integer_value(v);
+		c->hw.window_ms = (uint32_t)json_integer_value(v);
 	return 0;
 }
 
@@ -297,8 +283,8 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 		return -ENOENT;
 	}
 	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
-	rc = pin ? lb_hotkey_pin(c->hot, s, vip_id, kh, key, r, c->hot_window)
-	         : lb_hotkey_unpin(c->hot, vip_id, kh);
+	rc = pin ? lb_hotkey_pin(c->hw.hot, s, vip_id, kh, key, r, c->hw.window)
+	         : lb_hotkey_unpin(c->hw.hot, vip_id, kh);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s",
 		         rc == -ENOENT   ? "no override for that key"
@@ -311,50 +297,6 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 		return -ENOMEM;
 	lb_publish_snapshot(&c->pub, ns);
 	return 0;
-}
-
-/* Hot keys on: the controller and its buffers, parameters from the config. */
-static int
-hot_create(struct lb_control *c, const struct lb_config *cfg, char *err, size_t errlen)
-{
-	struct lb_hot_params hp = {
-	        .threshold = cfg->hot.threshold,
-	        .threshold_low = cfg->hot.threshold / 2,
-	        .demote_windows = 5,
-	        .epsilon = cfg->hot.epsilon,
-	        .ewma_alpha = 0.5,
-	};
-
-	c->hot = lb_hotkey_create(&hp);
-	c->hot_prev = calloc(LB_MAX_BACKENDS, sizeof(*c->hot_prev));
-	c->hot_load = calloc(LB_MAX_BACKENDS, sizeof(*c->hot_load));
-	c->hot_vip_total = calloc(LB_MAX_VIPS, sizeof(*c->hot_vip_total));
-	c->hot_cands = calloc((size_t)c->p.n_cores * HOT_CANDS_PER_CORE, sizeof(*c->hot_cands));
-	c->hot_merged = calloc((size_t)c->p.n_cores * HOT_CANDS_PER_CORE, sizeof(*c->hot_merged));
-	if (c->hot == NULL || c->hot_prev == NULL || c->hot_load == NULL ||
-	    c->hot_vip_total == NULL || c->hot_cands == NULL || c->hot_merged == NULL) {
-		snprintf(err, errlen, "hot keys: cannot create the controller: %s",
-		         strerror(errno ? errno : ENOMEM));
-		return -ENOMEM;
-	}
-	c->hot_window_ms = cfg->hot.window_ms;
-	c->pub.hot = c->hot;
-	c->ops.hot_list = ops_hot_list;
-	c->ops.hot_events = ops_hot_events;
-	c->ops.hot_set = ops_hot_set;
-	c->ops.hot_pin = ops_hot_pin;
-	return 0;
-}
-
-static void
-hot_destroy(struct lb_control *c)
-{
-	lb_hotkey_free(c->hot);
-	free(c->hot_prev);
-	free(c->hot_load);
-	free(c->hot_vip_total);
-	free(c->hot_cands);
-	free(c->hot_merged);
 }
 
 struct lb_control *
@@ -383,11 +325,17 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		if (c->p.hooks[i].drain != NULL)
 			c->ops.drain = ops_drain;
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
-	    hot_create(c, cfg, err, errlen) != 0) {
-		hot_destroy(c);
+	    lb_hot_window_init(&c->hw, &c->pub, c->p.sketches, c->p.window, cfg, err, errlen) !=
+	            0) {
 		lb_config_free(cfg);
 		free(c);
 		return NULL;
+	}
+	if (c->hw.hot != NULL) {
+		c->ops.hot_list = ops_hot_list;
+		c->ops.hot_events = ops_hot_events;
+		c->ops.hot_set = ops_hot_set;
+		c->ops.hot_pin = ops_hot_pin;
 	}
 	if (c->p.state_path != NULL) {
 		int n = lb_persist_cleanup(c->p.state_path);
@@ -399,7 +347,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 			        n, c->p.state_path);
 	}
 	if (lb_publish_apply(&c->pub, cfg, false, err, errlen) != 0) {
-		hot_destroy(c);
+		lb_hot_window_fini(&c->hw);
 		free(c);
 		return NULL;
 	}
@@ -453,10 +401,10 @@ lb_control_stats(const struct lb_control *c)
 		json_object_set_new(root, "hooks", lb_publish_hooks_json(&c->pub));
 	if (c->ops.drain != NULL)
 		json_object_set_new(root, "drained", json_boolean(c->pub.drained));
-	if (c->hot != NULL) {
-		json_t *h = lb_hotkey_counters_json(c->hot);
+	if (c->hw.hot != NULL) {
+		json_t *h = lb_hotkey_counters_json(c->hw.hot);
 
-		json_object_set_new(h, "window", json_integer((json_int_t)c->hot_window));
+		json_object_set_new(h, "window", json_integer((json_int_t)c->hw.window));
 		json_object_set_new(root, "hot", h);
 	}
 	for (unsigned int i = 0; i < c->p.n_cores; i++) {
@@ -503,95 +451,6 @@ reload(struct lb_control *c)
 }
 
 static int
-cmp_cand(const void *a, const void *b)
-{
-	const struct lb_sketch_cand *x = a, *y = b;
-
-	if (x->vip_id != y->vip_id)
-		return x->vip_id < y->vip_id ? -1 : 1;
-	return x->key_hash < y->key_hash ? -1 : x->key_hash > y->key_hash;
-}
-
-/*
- * Window w is closed on every core: merge the cores' candidates and totals,
- * take each backend's load over the window from the counters, run the
- * controller, and publish a new snapshot if the overrides changed.
- */
-static void
-hot_process(struct lb_control *c, uint64_t w)
-{
-	const struct lb_snapshot *s = *c->p.snap;
-	uint32_t n = 0, m = 0;
-	char err[256];
-
-	memset(c->hot_vip_total, 0, LB_MAX_VIPS * sizeof(*c->hot_vip_total));
-	for (unsigned int i = 0; i < c->p.n_cores; i++) {
-		uint64_t totals[LB_MAX_VIPS];
-		uint32_t k = 0;
-
-		if (!lb_sketch_read(c->p.sketches[i], w, c->hot_cands + n, HOT_CANDS_PER_CORE, &k,
-		                    totals)) {
-			c->hot_missed++;
-			continue;
-		}
-		n += k;
-		for (unsigned int v = 0; v < LB_MAX_VIPS; v++)
-			c->hot_vip_total[v] += totals[v];
-	}
-	/* Same (VIP, key) on several cores: one candidate, counts summed. */
-	qsort(c->hot_cands, n, sizeof(*c->hot_cands), cmp_cand);
-	for (uint32_t i = 0; i < n; i++) {
-		if (m > 0 && c->hot_merged[m - 1].vip_id == c->hot_cands[i].vip_id &&
-		    c->hot_merged[m - 1].key_hash == c->hot_cands[i].key_hash) {
-			c->hot_merged[m - 1].count += c->hot_cands[i].count;
-			continue;
-		}
-		c->hot_merged[m].vip_id = c->hot_cands[i].vip_id;
-		c->hot_merged[m].key_hash = c->hot_cands[i].key_hash;
-		c->hot_merged[m].key = c->hot_cands[i].key;
-		c->hot_merged[m].count = c->hot_cands[i].count;
-		m++;
-	}
-	for (uint32_t id = 0; id < s->n_backends && id < LB_MAX_BACKENDS; id++) {
-		uint64_t cur = 0;
-
-		for (unsigned int i = 0; i < c->p.n_cores; i++)
-			cur += __atomic_load_n(&c->p.cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
-		c->hot_load[id] = cur - c->hot_prev[id];
-		c->hot_prev[id] = cur;
-	}
-	if (lb_hotkey_window(c->hot, s, c->hot_load, c->hot_vip_total, c->hot_merged, m, w)) {
-		struct lb_snapshot *ns = lb_publish_build(&c->pub, c->pub.cfg, err, sizeof(err));
-
-		if (ns == NULL)
-			fprintf(stderr, "spillwayd: hot keys: %s; overrides not published\n", err);
-		else
-			lb_publish_snapshot(&c->pub, ns);
-	}
-}
-
-/* Open the next window when it is due; read the closed one once every core closed it. */
-static void
-hot_tick(struct lb_control *c)
-{
-	uint64_t now = lb_now_ms();
-
-	if (c->hot_pending != 0) {
-		hot_process(c, c->hot_pending);
-		c->hot_pending = 0;
-	}
-	if (now < c->hot_next_ms)
-		return;
-	c->hot_next_ms = now + c->hot_window_ms;
-	c->hot_window++;
-	/* Release: pairs with the workers' acquire load in lb_sketch_poll. */
-	__atomic_store_n(c->p.window, c->hot_window, __ATOMIC_RELEASE);
-	if (c->hot_window > 1)
-		c->hot_pending = c->hot_window - 1;
-}
-
-static int
 on_tick(struct lb_control *c)
 {
 	uint64_t expirations, rx;
@@ -599,8 +458,8 @@ on_tick(struct lb_control *c)
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
 	lb_publish_reclaim(&c->pub, false);
-	if (c->hot != NULL)
-		hot_tick(c);
+	if (c->hw.hot != NULL)
+		lb_hot_window_tick(&c->hw);
 	for (unsigned int i = 0; i < c->p.n_hooks; i++)
 		if (c->p.hooks[i].tick != NULL)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
@@ -734,7 +593,7 @@ lb_control_destroy(struct lb_control *c)
 		return;
 	lb_server_destroy(c->server);
 	lb_publish_fini(&c->pub);
-	hot_destroy(c);
+	lb_hot_window_fini(&c->hw);
 	if (c->epfd >= 0)
 		close(c->epfd);
 	if (c->sigfd >= 0)

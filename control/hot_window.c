@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hot-key windows: every window_ms the control thread opens a new window;
+ * workers switch their sketch to it on their next poll. On the tick after, the
+ * closed window is read from every core, the candidates are merged (the same
+ * key seen on several cores counts once, counts summed), and the controller
+ * decides the overrides, which reach the workers in a new snapshot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "hot_window.h"
+
+#define HOT_CANDS_PER_CORE 256 /* candidates read from each core per window */
+
+void
+lb_hot_window_fini(struct lb_hot_window *hw)
+{
+	lb_hotkey_free(hw->hot);
+	free(hw->prev);
+	free(hw->load);
+	free(hw->vip_total);
+	free(hw->cands);
+	free(hw->merged);
+}
+
+int
+lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
+                   struct lb_sketch *const *sketches, volatile uint64_t *open,
+                   const struct lb_config *cfg, char *err, size_t errlen)
+{
+	struct lb_hot_params hp = {
+	        .threshold = cfg->hot.threshold,
+	        .threshold_low = cfg->hot.threshold / 2,
+	        .demote_windows = 5,
+	        .epsilon = cfg->hot.epsilon,
+	        .ewma_alpha = 0.5,
+	};
+
+	hw->pub = pub;
+	hw->sketches = sketches;
+	hw->open = open;
+	hw->hot = lb_hotkey_create(&hp);
+	hw->prev = calloc(LB_MAX_BACKENDS, sizeof(*hw->prev));
+	hw->load = calloc(LB_MAX_BACKENDS, sizeof(*hw->load));
+	hw->vip_total = calloc(LB_MAX_VIPS, sizeof(*hw->vip_total));
+	hw->cands = calloc((size_t)pub->n_cores * HOT_CANDS_PER_CORE, sizeof(*hw->cands));
+	hw->merged = calloc((size_t)pub->n_cores * HOT_CANDS_PER_CORE, sizeof(*hw->merged));
+	if (hw->hot == NULL || hw->prev == NULL || hw->load == NULL || hw->vip_total == NULL ||
+	    hw->cands == NULL || hw->merged == NULL) {
+		snprintf(err, errlen, "hot keys: cannot create the controller: %s",
+		         strerror(errno ? errno : ENOMEM));
+		lb_hot_window_fini(hw);
+		memset(hw, 0, sizeof(*hw));
+		return -ENOMEM;
+	}
+	hw->window_ms = cfg->hot.window_ms;
+	pub->hot = hw->hot;
+	return 0;
+}
+
+static int
+cmp_cand(const void *a, const void *b)
+{
+	const struct lb_sketch_cand *x = a, *y = b;
+
+	if (x->vip_id != y->vip_id)
+		return x->vip_id < y->vip_id ? -1 : 1;
+	return x->key_hash < y->key_hash ? -1 : x->key_hash > y->key_hash;
+}
+
+/*
+ * Window w is closed on every core: merge the cores' candidates and totals,
+ * take each backend's load over the window from the counters, run the
+ * controller, and publish a new snapshot if the overrides changed.
+ */
+static void
+hot_process(struct lb_hot_window *hw, uint64_t w)
+{
+	const struct lb_snapshot *s = *hw->pub->snap;
+	uint32_t n = 0, m = 0;
+	char err[256];
+
+	memset(hw->vip_total, 0, LB_MAX_VIPS * sizeof(*hw->vip_total));
+	for (unsigned int i = 0; i < hw->pub->n_cores; i++) {
+		uint64_t totals[LB_MAX_VIPS];
+		uint32_t k = 0;
+
+		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + n, HOT_CANDS_PER_CORE, &k,
+		                    totals)) {
+			hw->missed++;
+			continue;
+		}
+		n += k;
+		for (unsigned int v = 0; v < LB_MAX_VIPS; v++)
+			hw->vip_total[v] += totals[v];
+	}
+	/* Same (VIP, key) on several cores: one candidate, counts summed. */
+	qsort(hw->cands, n, sizeof(*hw->cands), cmp_cand);
+	for (uint32_t i = 0; i < n; i++) {
+		if (m > 0 && hw->merged[m - 1].vip_id == hw->cands[i].vip_id &&
+		    hw->merged[m - 1].key_hash == hw->cands[i].key_hash) {
+			hw->merged[m - 1].count += hw->cands[i].count;
+			continue;
+		}
+		hw->merged[m].vip_id = hw->cands[i].vip_id;
+		hw->merged[m].key_hash = hw->cands[i].key_hash;
+		hw->merged[m].key = hw->cands[i].key;
+		hw->merged[m].count = hw->cands[i].count;
+		m++;
+	}
+	for (uint32_t id = 0; id < s->n_backends && id < LB_MAX_BACKENDS; id++) {
+		uint64_t cur = 0;
+
+		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
+			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
+			                       __ATOMIC_RELAXED);
+		hw->load[id] = cur - hw->prev[id];
+		hw->prev[id] = cur;
+	}
+	if (lb_hotkey_window(hw->hot, s, hw->load, hw->vip_total, hw->merged, m, w)) {
+		struct lb_snapshot *ns = lb_publish_build(hw->pub, hw->pub->cfg, err, sizeof(err));
+
+		if (ns == NULL)
+			fprintf(stderr, "spillwayd: hot keys: %s; overrides not published\n", err);
+		else
+			lb_publish_snapshot(hw->pub, ns);
+	}
+}
+
+void
+lb_hot_window_tick(struct lb_hot_window *hw)
+{
+	uint64_t now = lb_now_ms();
+
+	if (hw->pending != 0) {
+		hot_process(hw, hw->pending);
+		hw->pending = 0;
+	}
+	if (now < hw->next_ms)
+		return;
+	hw->next_ms = now + hw->window_ms;
+	hw->window++;
+	/* Release: pairs with the workers' acquire load in lb_sketch_poll. */
+	__atomic_store_n(hw->open, hw->window, __ATOMIC_RELEASE);
+	if (hw->window > 1)
+		hw->pending = hw->window - 1;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hot-key windows on the control thread: opens each measurement window for
+ * the workers' sketches, merges the cores' candidates once a window closed,
+ * runs the hot-key controller on them and the backends' loads, and publishes
+ * a new snapshot when the overrides changed. Internal to control/.
+ */
+#ifndef LB_HOT_WINDOW_H
+#define LB_HOT_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../dataplane/sketch.h"
+#include "config.h"
+#include "hotkey.h"
+#include "publish.h"
+
+struct lb_hot_window {
+	struct lb_publisher *pub;          /* builds and publishes the overrides */
+	struct lb_sketch *const *sketches; /* one per core */
+	volatile uint64_t *open;           /* the open window number the workers poll */
+	struct lb_hotkey *hot;             /* the controller; NULL when hot keys are off */
+	/* The open window, the closed window still to read (0: none), when the
+	 * next window opens, and how long a window lasts. */
+	uint64_t window;
+	uint64_t pending;
+	uint64_t next_ms;
+	uint32_t window_ms;
+	uint64_t missed; /* core-windows lost: a core reopened before we read */
+	/* Each backend's cumulative packets at the last window, its packets over
+	 * the window, each VIP's packets over the window; the candidates read
+	 * and merged. */
+	uint64_t *prev;
+	uint64_t *load;
+	uint64_t *vip_total;
+	struct lb_sketch_cand *cands;
+	struct lb_hot_candidate *merged;
+};
+
+/**
+ * Hot keys on, with cfg's parameters, into a zeroed hw: the controller and
+ * its buffers; pub lays the controller's overrides into every build from now
+ * on.
+ *
+ * @return 0, or -ENOMEM with a reason in err (then nothing is kept and pub is
+ *   unchanged).
+ */
+int lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
+                       struct lb_sketch *const *sketches, volatile uint64_t *open,
+                       const struct lb_config *cfg, char *err, size_t errlen);
+
+/**
+ * Periodic work (the control timer): read the window closed at the previous
+ * call (a core that has already reopened it counts as missed), run the
+ * controller and publish if it changed the overrides; then open the next
+ * window when it is due.
+ */
+void lb_hot_window_tick(struct lb_hot_window *hw);
+
+/** Free the controller and the buffers (hw zeroed or initialised). */
+void lb_hot_window_fini(struct lb_hot_window *hw);
+
+#endif /* LB_HOT_WINDOW_H */
