@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control thread event loop. Snapshots are built and published by publish.c.
- * The control socket's requests arrive here as lines and are answered by
- * rpc.c through struct lb_rpc_ops.
+ * The control thread: creates the publisher (publish.c), the hot-key windows
+ * (hot_window.c) and the control socket with its RPC adapters
+ * (control_rpc.c), then runs the event loop on the signalfd (SIGHUP reloads,
+ * SIGTERM/SIGINT drain or stop), the periodic timerfd and the control
+ * socket's epoll set.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "clock.h"
+#include "control.h"
+#include "control_rpc.h"
 #include "hot_window.h"
-#include "hotkey.h"
 #include "persist.h"
 #include "publish.h"
 #include "rpc.h"
@@ -33,9 +33,9 @@ struct lb_control {
 	struct lb_control_params p;
 	struct lb_publisher pub;
 	struct lb_hot_window hw; /* hw.hot is NULL when hot keys are off */
+	struct lb_control_rpc rpc;
 	int epfd, sigfd, timerfd;
 	struct lb_server *server;
-	struct lb_rpc_ops ops;
 	uint64_t last_rx;
 	uint64_t idle_ms;
 	/* On a stop signal with a drain hook, the loop ends at stop_ms (0: no
@@ -47,256 +47,6 @@ int
 lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
 {
 	return lb_publish_apply(&c->pub, cfg, true, err, errlen);
-}
-
-/* ---- what the RPC handlers reach (struct lb_rpc_ops) ---- */
-
-static const struct lb_config *
-ops_config(void *arg)
-{
-	const struct lb_control *c = arg;
-
-	return c->pub.cfg;
-}
-
-static int
-ops_apply(void *arg, struct lb_config *next, char *err, size_t errlen)
-{
-	return lb_control_apply(arg, next, err, errlen);
-}
-
-static json_t *
-ops_stats(void *arg)
-{
-	return lb_control_stats(arg);
-}
-
-static const struct lb_snapshot *
-ops_snapshot(void *arg)
-{
-	const struct lb_control *c = arg;
-
-	return *c->p.snap;
-}
-
-static int
-ops_save(void *arg, char *err, size_t errlen)
-{
-	const struct lb_control *c = arg;
-
-	int rc;
-
-	if (c->p.state_path == NULL) {
-		snprintf(err, errlen,
-		         "no state file configured (start spillwayd with --state FILE)");
-		return -ENOENT;
-	}
-	rc = lb_publish_persist(&c->pub, c->pub.cfg, err, errlen);
-	/* rpc.h's convention: on success err carries the path for the reply. */
-	if (rc == 0)
-		snprintf(err, errlen, "%s", c->p.state_path);
-	return rc;
-}
-
-static json_t *
-ops_drain(void *arg, bool on)
-{
-	struct lb_control *c = arg;
-
-	if (!on && c->stop_ms != 0) {
-		/* Stopping after a signal: announcing again would attract traffic
-		 * the instance is about to drop. */
-		fprintf(stderr, "spillwayd: undrain ignored: stopping\n");
-	} else {
-		lb_publish_drain(&c->pub, on);
-		fprintf(stderr, "spillwayd: %s\n",
-		        on ? "drained: routes withdrawn, still forwarding"
-		           : "undrained: routes announced");
-	}
-	return json_pack("{s:b, s:b, s:o}", "drained", c->pub.drained, "stopping", c->stop_ms != 0,
-	                 "hooks", lb_publish_hooks_json(&c->pub));
-}
-
-static char *
-on_request(void *arg, const char *line, size_t len)
-{
-	const struct lb_control *c = arg;
-
-	return lb_rpc_handle(&c->ops, line, len);
-}
-
-static const struct lb_vip *
-snap_vip(const struct lb_snapshot *s, uint16_t vip_id)
-{
-	for (uint32_t i = 0; i < s->n_vips; i++)
-		if (s->vips[i].id == vip_id)
-			return &s->vips[i];
-	return NULL;
-}
-
-static json_t *
-vip_ref_json(const struct lb_vip *v)
-{
-	char buf[64];
-
-	return json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(v->af, &v->addr, buf, 64),
-	                 "port", (json_int_t)ntohs(v->port), "protocol",
-	                 v->proto == IPPROTO_TCP ? "tcp" : "udp");
-}
-
-/* The key as the VIP's key mode sees it. */
-static json_t *
-key_json(const struct lb_vip *v, const struct lb_flow_key *k)
-{
-	char buf[64];
-	json_t *o = json_object();
-
-	json_object_set_new(o, "src", json_string(lb_ip_to_str(k->af, &k->src, buf, 64)));
-	if (v->key_mode != LB_KEY_SRC_IP)
-		json_object_set_new(o, "dport", json_integer(ntohs(k->dport)));
-	if (v->key_mode == LB_KEY_5TUPLE) {
-		json_object_set_new(o, "sport", json_integer(ntohs(k->sport)));
-		json_object_set_new(o, "dst", json_string(lb_ip_to_str(k->af, &k->dst, buf, 64)));
-		json_object_set_new(o, "protocol",
-		                    json_string(k->proto == IPPROTO_TCP ? "tcp" : "udp"));
-	}
-	return o;
-}
-
-static json_t *
-hot_params_json(const struct lb_control *c)
-{
-	struct lb_hot_params hp;
-
-	lb_hotkey_get_params(c->hw.hot, &hp);
-	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
-	                 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
-	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)c->hw.window_ms);
-}
-
-static json_t *
-ops_hot_list(void *arg)
-{
-	const struct lb_control *c = arg;
-	const struct lb_snapshot *s = *c->p.snap;
-	const struct lb_hot_override *o;
-	uint32_t n = lb_hotkey_overrides(c->hw.hot, &o);
-	json_t *root = json_object(), *arr = json_array();
-	json_t *counters = lb_hotkey_counters_json(c->hw.hot);
-	char buf[64];
-
-	json_object_set_new(counters, "missed_core_windows",
-	                    json_integer((json_int_t)c->hw.missed));
-	json_object_set_new(root, "params", hot_params_json(c));
-	json_object_set_new(root, "window", json_integer((json_int_t)c->hw.window));
-	json_object_set_new(root, "counters", counters);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct lb_vip *v = snap_vip(s, o[i].vip_id);
-		json_t *reps = json_array(), *e;
-
-		if (v == NULL)
-			continue;
-		for (uint16_t r = 0; r < o[i].n_replicas; r++) {
-			const struct lb_backend *b = &s->backends[o[i].replicas[r]];
-
-			json_array_append_new(reps,
-			                      json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
-		}
-		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)o[i].key_hash);
-		e = json_pack("{s:o, s:o, s:s, s:f, s:o, s:I, s:b}", "vip", vip_ref_json(v), "key",
-		              key_json(v, &o[i].key), "key_hash", buf, "share", o[i].share,
-		              "replicas", reps, "since_window", (json_int_t)o[i].since_window,
-		              "pinned", o[i].pinned);
-		json_array_append_new(arr, e);
-	}
-	json_object_set_new(root, "overrides", arr);
-	return root;
-}
-
-static json_t *
-ops_hot_events(void *arg)
-{
-	const struct lb_control *c = arg;
-	const struct lb_snapshot *s = *c->p.snap;
-	json_t *ev = lb_hotkey_events_json(c->hw.hot), *e;
-	size_t i;
-
-	/* Name VIPs as clients do, by address, port and protocol. */
-	json_array_foreach (ev, i, e) {
-		const struct lb_vip *v =
-		        snap_vip(s, (uint16_t)json_integer_value(json_object_get(e, "vip_id")));
-
-		if (v != NULL)
-			json_object_set_new(e, "vip", vip_ref_json(v));
-	}
-	return ev;
-}
-
-static int
-ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
-{
-	struct lb_control *c = arg;
-	struct lb_hot_params hp;
-	json_t *v;
-	int rc;
-
-	lb_hotkey_get_params(c->hw.hot, &hp);
-	if ((v = json_object_get(params, "threshold")) != NULL) {
-		double old = hp.threshold;
-
-		hp.threshold = json_number_value(v);
-		/* Keep the demotion threshold's ratio unless it is set too. */
-		if (json_object_get(params, "threshold_low") == NULL)
-			hp.threshold_low = hp.threshold_low * hp.threshold / old;
-	}
-	if ((v = json_object_get(params, "threshold_low")) != NULL)
-		hp.threshold_low = json_number_value(v);
-	if ((v = json_object_get(params, "epsilon")) != NULL)
-		hp.epsilon = json_number_value(v);
-	if ((v = json_object_get(params, "demote_windows")) != NULL)
-		hp.demote_windows = (uint32_t)json_integer_value(v);
-	rc = lb_hotkey_set_params(c->hw.hot, &hp);
-	if (rc != 0) {
-		snprintf(err, errlen,
-		         "invalid hot-key parameters (threshold_low must not exceed "
-		         "threshold)");
-		return rc;
-	}
-	if ((v = json_object_get(params, "window_ms")) != NULL)
-		c->hw.window_ms = (uint32_t)json_integer_value(v);
-	return 0;
-}
-
-static int
-ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r, bool pin,
-            char *err, size_t errlen)
-{
-	struct lb_control *c = arg;
-	const struct lb_snapshot *s = *c->p.snap;
-	const struct lb_vip *v = snap_vip(s, vip_id);
-	struct lb_snapshot *ns;
-	uint64_t kh;
-	int rc;
-
-	if (v == NULL) {
-		snprintf(err, errlen, "no such VIP");
-		return -ENOENT;
-	}
-	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
-	rc = pin ? lb_hotkey_pin(c->hw.hot, s, vip_id, kh, key, r, c->hw.window)
-	         : lb_hotkey_unpin(c->hw.hot, vip_id, kh);
-	if (rc != 0) {
-		snprintf(err, errlen, "%s",
-		         rc == -ENOENT   ? "no override for that key"
-		         : rc == -ENOSPC ? "override table full"
-		                         : strerror(-rc));
-		return rc;
-	}
-	ns = lb_publish_build(&c->pub, c->pub.cfg, err, errlen);
-	if (ns == NULL)
-		return -ENOMEM;
-	lb_publish_snapshot(&c->pub, ns);
-	return 0;
 }
 
 struct lb_control *
@@ -313,17 +63,6 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	c->p = *p;
 	c->epfd = c->sigfd = c->timerfd = -1;
 	lb_publish_init(&c->pub, p);
-	c->ops = (struct lb_rpc_ops){
-	        .arg = c,
-	        .config = ops_config,
-	        .apply = ops_apply,
-	        .stats = ops_stats,
-	        .snapshot = ops_snapshot,
-	        .save = ops_save,
-	};
-	for (unsigned int i = 0; i < c->p.n_hooks; i++)
-		if (c->p.hooks[i].drain != NULL)
-			c->ops.drain = ops_drain;
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
 	    lb_hot_window_init(&c->hw, &c->pub, c->p.sketches, c->p.window, cfg, err, errlen) !=
 	            0) {
@@ -331,12 +70,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		free(c);
 		return NULL;
 	}
-	if (c->hw.hot != NULL) {
-		c->ops.hot_list = ops_hot_list;
-		c->ops.hot_events = ops_hot_events;
-		c->ops.hot_set = ops_hot_set;
-		c->ops.hot_pin = ops_hot_pin;
-	}
+	lb_control_rpc_init(&c->rpc, c, &c->pub, c->hw.hot != NULL ? &c->hw : NULL, &c->stop_ms);
 	if (c->p.state_path != NULL) {
 		int n = lb_persist_cleanup(c->p.state_path);
 
@@ -360,9 +94,9 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		        .path = c->p.control_path,
 		        .mode = c->p.control_mode,
 		        .group = c->p.control_group,
-		        .on_request = on_request,
+		        .on_request = lb_control_rpc_request,
 		        .error_reply = lb_rpc_error_reply,
-		        .arg = c,
+		        .arg = &c->rpc,
 		};
 
 		c->server = lb_server_create(&sp, err, errlen);
@@ -399,7 +133,7 @@ lb_control_stats(const struct lb_control *c)
 	}
 	if (c->p.n_hooks > 0)
 		json_object_set_new(root, "hooks", lb_publish_hooks_json(&c->pub));
-	if (c->ops.drain != NULL)
+	if (c->rpc.ops.drain != NULL)
 		json_object_set_new(root, "drained", json_boolean(c->pub.drained));
 	if (c->hw.hot != NULL) {
 		json_t *h = lb_hotkey_counters_json(c->hw.hot);
@@ -570,7 +304,7 @@ lb_control_run(struct lb_control *c)
 						reload(c);
 						continue;
 					}
-					if (c->ops.drain != NULL && c->stop_ms == 0) {
+					if (c->rpc.ops.drain != NULL && c->stop_ms == 0) {
 						stop_draining(c, (int)si.ssi_signo);
 						continue;
 					}

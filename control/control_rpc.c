@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the control socket's methods reach (struct lb_rpc_ops): the running
+ * configuration and its application, the stats document, the state file, the
+ * drain state, and the hot-key controller's overrides, events and parameters,
+ * rendered with VIPs and keys named as clients name them.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control_rpc.h"
+
+static const struct lb_config *
+ops_config(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return cr->pub->cfg;
+}
+
+static int
+ops_apply(void *arg, struct lb_config *next, char *err, size_t errlen)
+{
+	struct lb_control_rpc *cr = arg;
+
+	return lb_control_apply(cr->control, next, err, errlen);
+}
+
+static json_t *
+ops_stats(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return lb_control_stats(cr->control);
+}
+
+static const struct lb_snapshot *
+ops_snapshot(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return *cr->pub->snap;
+}
+
+static int
+ops_save(void *arg, char *err, size_t errlen)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	int rc;
+
+	if (cr->pub->state_path == NULL) {
+		snprintf(err, errlen,
+		         "no state file configured (start spillwayd with --state FILE)");
+		return -ENOENT;
+	}
+	rc = lb_publish_persist(cr->pub, cr->pub->cfg, err, errlen);
+	/* rpc.h's convention: on success err carries the path for the reply. */
+	if (rc == 0)
+		snprintf(err, errlen, "%s", cr->pub->state_path);
+	return rc;
+}
+
+static json_t *
+ops_drain(void *arg, bool on)
+{
+	struct lb_control_rpc *cr = arg;
+
+	if (!on && *cr->stop_ms != 0) {
+		/* Stopping after a signal: announcing again would attract traffic
+		 * the instance is about to drop. */
+		fprintf(stderr, "spillwayd: undrain ignored: stopping\n");
+	} else {
+		lb_publish_drain(cr->pub, on);
+		fprintf(stderr, "spillwayd: %s\n",
+		        on ? "drained: routes withdrawn, still forwarding"
+		           : "undrained: routes announced");
+	}
+	return json_pack("{s:b, s:b, s:o}", "drained", cr->pub->drained, "stopping",
+	                 *cr->stop_ms != 0, "hooks", lb_publish_hooks_json(cr->pub));
+}
+
+char *
+lb_control_rpc_request(void *arg, const char *line, size_t len)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return lb_rpc_handle(&cr->ops, line, len);
+}
+
+static const struct lb_vip *
+snap_vip(const struct lb_snapshot *s, uint16_t vip_id)
+{
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		if (s->vips[i].id == vip_id)
+			return &s->vips[i];
+	return NULL;
+}
+
+static json_t *
+vip_ref_json(const struct lb_vip *v)
+{
+	char buf[64];
+
+	return json_pack("{s:s, s:i, s:s}", "address", lb_ip_to_str(v->af, &v->addr, buf, 64),
+	                 "port", (json_int_t)ntohs(v->port), "protocol",
+	                 v->proto == IPPROTO_TCP ? "tcp" : "udp");
+}
+
+/* The key as the VIP's key mode sees it. */
+static json_t *
+key_json(const struct lb_vip *v, const struct lb_flow_key *k)
+{
+	char buf[64];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "src", json_string(lb_ip_to_str(k->af, &k->src, buf, 64)));
+	if (v->key_mode != LB_KEY_SRC_IP)
+		json_object_set_new(o, "dport", json_integer(ntohs(k->dport)));
+	if (v->key_mode == LB_KEY_5TUPLE) {
+		json_object_set_new(o, "sport", json_integer(ntohs(k->sport)));
+		json_object_set_new(o, "dst", json_string(lb_ip_to_str(k->af, &k->dst, buf, 64)));
+		json_object_set_new(o, "protocol",
+		                    json_string(k->proto == IPPROTO_TCP ? "tcp" : "udp"));
+	}
+	return o;
+}
+
+static json_t *
+hot_params_json(const struct lb_hot_window *hw)
+{
+	struct lb_hot_params hp;
+
+	lb_hotkey_get_params(hw->hot, &hp);
+	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
+	                 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
+	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)hw->window_ms);
+}
+
+static json_t *
+ops_hot_list(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+	const struct lb_hot_window *hw = cr->hw;
+	const struct lb_snapshot *s = *cr->pub->snap;
+	const struct lb_hot_override *o;
+	uint32_t n = lb_hotkey_overrides(hw->hot, &o);
+	json_t *root = json_object(), *arr = json_array();
+	json_t *counters = lb_hotkey_counters_json(hw->hot);
+	char buf[64];
+
+	json_object_set_new(counters, "missed_core_windows", json_integer((json_int_t)hw->missed));
+	json_object_set_new(root, "params", hot_params_json(hw));
+	json_object_set_new(root, "window", json_integer((json_int_t)hw->window));
+	json_object_set_new(root, "counters", counters);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct lb_vip *v = snap_vip(s, o[i].vip_id);
+		json_t *reps = json_array(), *e;
+
+		if (v == NULL)
+			continue;
+		for (uint16_t r = 0; r < o[i].n_replicas; r++) {
+			const struct lb_backend *b = &s->backends[o[i].replicas[r]];
+
+			json_array_append_new(reps,
+			                      json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
+		}
+		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)o[i].key_hash);
+		e = json_pack("{s:o, s:o, s:s, s:f, s:o, s:I, s:b}", "vip", vip_ref_json(v), "key",
+		              key_json(v, &o[i].key), "key_hash", buf, "share", o[i].share,
+		              "replicas", reps, "since_window", (json_int_t)o[i].since_window,
+		              "pinned", o[i].pinned);
+		json_array_append_new(arr, e);
+	}
+	json_object_set_new(root, "overrides", arr);
+	return root;
+}
+
+static json_t *
+ops_hot_events(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+	const struct lb_hot_window *hw = cr->hw;
+	const struct lb_snapshot *s = *cr->pub->snap;
+	json_t *ev = lb_hotkey_events_json(hw->hot), *e;
+	size_t i;
+
+	/* Name VIPs as clients do, by address, port and protocol. */
+	json_array_foreach (ev, i, e) {
+		const struct lb_vip *v =
+		        snap_vip(s, (uint16_t)json_integer_value(json_object_get(e, "vip_id")));
+
+		if (v != NULL)
+			json_object_set_new(e, "vip", vip_ref_json(v));
+	}
+	return ev;
+}
+
+static int
+ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
+{
+	struct lb_control_rpc *cr = arg;
+	struct lb_hot_window *hw = cr->hw;
+	struct lb_hot_params hp;
+	json_t *v;
+	int rc;
+
+	lb_hotkey_get_params(hw->hot, &hp);
+	if ((v = json_object_get(params, "threshold")) != NULL) {
+		double old = hp.threshold;
+
+		hp.threshold = json_number_value(v);
+		/* Keep the demotion threshold's ratio unless it is set too. */
+		if (json_object_get(params, "threshold_low") == NULL)
+			hp.threshold_low = hp.threshold_low * hp.threshold / old;
+	}
+	if ((v = json_object_get(params, "threshold_low")) != NULL)
+		hp.threshold_low = json_number_value(v);
+	if ((v = json_object_get(params, "epsilon")) != NULL)
+		hp.epsilon = json_number_value(v);
+	if ((v = json_object_get(params, "demote_windows")) != NULL)
+		hp.demote_windows = (uint32_t)json_integer_value(v);
+	rc = lb_hotkey_set_params(hw->hot, &hp);
+	if (rc != 0) {
+		snprintf(err, errlen,
+		         "invalid hot-key parameters (threshold_low must not exceed "
+		         "threshold)");
+		return rc;
+	}
+	if ((v = json_object_get(params, "window_ms")) != NULL)
+		hw->window_ms = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+static int
+ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t replicas, bool pin,
+            char *err, size_t errlen)
+{
+	struct lb_control_rpc *cr = arg;
+	struct lb_hot_window *hw = cr->hw;
+	const struct lb_snapshot *s = *cr->pub->snap;
+	const struct lb_vip *v = snap_vip(s, vip_id);
+	struct lb_snapshot *ns;
+	uint64_t kh;
+	int rc;
+
+	if (v == NULL) {
+		snprintf(err, errlen, "no such VIP");
+		return -ENOENT;
+	}
+	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
+	rc = pin ? lb_hotkey_pin(hw->hot, s, vip_id, kh, key, replicas, hw->window)
+	         : lb_hotkey_unpin(hw->hot, vip_id, kh);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s",
+		         rc == -ENOENT   ? "no override for that key"
+		         : rc == -ENOSPC ? "override table full"
+		                         : strerror(-rc));
+		return rc;
+	}
+	ns = lb_publish_build(cr->pub, cr->pub->cfg, err, errlen);
+	if (ns == NULL)
+		return -ENOMEM;
+	lb_publish_snapshot(cr->pub, ns);
+	return 0;
+}
+
+void
+lb_control_rpc_init(struct lb_control_rpc *cr, struct lb_control *control, struct lb_publisher *pub,
+                    struct lb_hot_window *hw, const uint64_t *stop_ms)
+{
+	cr->control = control;
+	cr->pub = pub;
+	cr->hw = hw;
+	cr->stop_ms = stop_ms;
+	cr->ops = (struct lb_rpc_ops){
+	        .arg = cr,
+	        .config = ops_config,
+	        .apply = ops_apply,
+	        .stats = ops_stats,
+	        .snapshot = ops_snapshot,
+	        .save = ops_save,
+	};
+	for (unsigned int i = 0; i < pub->n_hooks; i++)
+		if (pub->hooks[i].drain != NULL)
+			cr->ops.drain = ops_drain;
+	if (hw != NULL) {
+		cr->ops.hot_list = ops_hot_list;
+		cr->ops.hot_events = ops_hot_events;
+		cr->ops.hot_set = ops_hot_set;
+		cr->ops.hot_pin = ops_hot_pin;
+	}
+}
