@@ -2,16 +2,15 @@
 /*
  * The control thread: creates the publisher (publish.c), the hot-key windows
  * (hot_window.c) and the control socket with its RPC adapters
- * (control_rpc.c), then runs the event loop on the signalfd (SIGHUP reloads,
- * SIGTERM/SIGINT drain or stop), the periodic timerfd and the control
- * socket's epoll set.
+ * (control_rpc.c), then runs them on an event loop (loop.c) of callbacks for
+ * the signalfd (SIGHUP reloads, SIGTERM/SIGINT drain or stop), the periodic
+ * timerfd and the control socket's epoll set.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -21,6 +20,7 @@
 #include "control.h"
 #include "control_rpc.h"
 #include "hot_window.h"
+#include "loop.h"
 #include "persist.h"
 #include "publish.h"
 #include "rpc.h"
@@ -34,7 +34,9 @@ struct lb_control {
 	struct lb_publisher pub;
 	struct lb_hot_window hw; /* hw.hot is NULL when hot keys are off */
 	struct lb_control_rpc rpc;
-	int epfd, sigfd, timerfd;
+	struct lb_loop *loop;
+	int sigfd, timerfd;
+	int rc; /* why the loop stopped: 0, or -errno of the control socket */
 	struct lb_server *server;
 	uint64_t last_rx;
 	uint64_t idle_ms;
@@ -61,7 +63,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		return NULL;
 	}
 	c->p = *p;
-	c->epfd = c->sigfd = c->timerfd = -1;
+	c->sigfd = c->timerfd = -1;
 	lb_publish_init(&c->pub, p);
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
 	    lb_hot_window_init(&c->hw, &c->pub, c->p.sketches, c->p.window, cfg, err, errlen) !=
@@ -236,13 +238,66 @@ stop_draining(struct lb_control *c, int sig)
 	        strsignal(sig), (unsigned long long)(c->stop_ms - now));
 }
 
+/* The timerfd: periodic work, and the stops it decides (drain wait over, idle). */
+static void
+on_timer(struct lb_loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct lb_control *c = arg;
+	int t = on_tick(c);
+
+	(void)fd;
+	(void)events;
+	if (t == 2) {
+		fprintf(stderr, "spillwayd: drain wait over, stopping\n");
+		lb_loop_stop(loop);
+	} else if (t) {
+		fprintf(stderr, "spillwayd: idle for %u ms, stopping\n", c->p.idle_exit_ms);
+		lb_loop_stop(loop);
+	}
+}
+
+/* The control socket's epoll set (nested): readable when a client needs us. */
+static void
+on_server(struct lb_loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct lb_control *c = arg;
+
+	(void)fd;
+	(void)events;
+	c->rc = lb_server_process(c->server);
+	if (c->rc != 0)
+		lb_loop_stop(loop);
+}
+
+/* The signalfd: SIGHUP reloads; SIGTERM/SIGINT drain first (with an announcer) or stop. */
+static void
+on_signal(struct lb_loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct lb_control *c = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload(c);
+			continue;
+		}
+		if (c->rpc.ops.drain != NULL && c->stop_ms == 0) {
+			stop_draining(c, (int)si.ssi_signo);
+			continue;
+		}
+		fprintf(stderr, "spillwayd: %s, stopping\n", strsignal((int)si.ssi_signo));
+		lb_loop_stop(loop);
+		return;
+	}
+}
+
 int
 lb_control_run(struct lb_control *c)
 {
 	struct itimerspec its = {{0, TICK_MS * 1000000L}, {0, TICK_MS * 1000000L}};
-	struct epoll_event ev;
 	sigset_t set;
-	int rc = 0;
+	int rc;
 
 	c->pub.live = true; /* main launched the workers before calling us */
 	sigemptyset(&set);
@@ -251,71 +306,20 @@ lb_control_run(struct lb_control *c)
 	sigaddset(&set, SIGHUP);
 	c->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->sigfd < 0 || c->timerfd < 0 || c->epfd < 0 ||
+	c->loop = lb_loop_create();
+	if (c->sigfd < 0 || c->timerfd < 0 || c->loop == NULL ||
 	    timerfd_settime(c->timerfd, 0, &its, NULL) != 0)
 		return -errno;
-	ev.events = EPOLLIN;
-	ev.data.fd = c->sigfd;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->sigfd, &ev) != 0)
-		return -errno;
-	ev.data.fd = c->timerfd;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) != 0)
-		return -errno;
-	if (c->server != NULL) {
-		/* Nested epoll: the server's set is readable when a client needs us. */
-		ev.data.fd = lb_server_fd(c->server);
-		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0)
-			return -errno;
-	}
-
-	for (;;) {
-		struct epoll_event evs[8];
-		int n = epoll_wait(c->epfd, evs, 8, -1);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == c->timerfd) {
-				int t = on_tick(c);
-
-				if (t == 2) {
-					fprintf(stderr, "spillwayd: drain wait over, stopping\n");
-					goto out;
-				}
-				if (t) {
-					fprintf(stderr, "spillwayd: idle for %u ms, stopping\n",
-					        c->p.idle_exit_ms);
-					goto out;
-				}
-			} else if (c->server != NULL && evs[i].data.fd == lb_server_fd(c->server)) {
-				rc = lb_server_process(c->server);
-				if (rc != 0)
-					goto out;
-			} else if (evs[i].data.fd == c->sigfd) {
-				struct signalfd_siginfo si;
-
-				while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP) {
-						reload(c);
-						continue;
-					}
-					if (c->rpc.ops.drain != NULL && c->stop_ms == 0) {
-						stop_draining(c, (int)si.ssi_signo);
-						continue;
-					}
-					fprintf(stderr, "spillwayd: %s, stopping\n",
-					        strsignal((int)si.ssi_signo));
-					goto out;
-				}
-			}
-		}
-	}
-out:
+	rc = lb_loop_add(c->loop, c->sigfd, LB_LOOP_READABLE, on_signal, c);
+	if (rc == 0)
+		rc = lb_loop_add(c->loop, c->timerfd, LB_LOOP_READABLE, on_timer, c);
+	if (rc == 0 && c->server != NULL)
+		rc = lb_loop_add(c->loop, lb_server_fd(c->server), LB_LOOP_READABLE, on_server, c);
+	if (rc != 0)
+		return rc;
+	rc = lb_loop_run(c->loop);
+	if (rc == 0)
+		rc = c->rc;
 	*c->p.stop = true;
 	return rc;
 }
@@ -328,8 +332,7 @@ lb_control_destroy(struct lb_control *c)
 	lb_server_destroy(c->server);
 	lb_publish_fini(&c->pub);
 	lb_hot_window_fini(&c->hw);
-	if (c->epfd >= 0)
-		close(c->epfd);
+	lb_loop_destroy(c->loop);
 	if (c->sigfd >= 0)
 		close(c->sigfd);
 	if (c->timerfd >= 0)
