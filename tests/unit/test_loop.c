@@ -84,243 +84,229 @@ poke(int fd)
 	assert_int_equal(write(fd, "x", 1), 1);
 }
 
+/* A loop, three probes and two pipes (pa, pb), none registered yet. */
+struct fixture {
+	struct lb_loop *loop;
+	struct probe a, b, c;
+	int pa[2], pb[2];
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	f->loop = lb_loop_create();
+	probe_init(&f->a);
+	probe_init(&f->b);
+	probe_init(&f->c);
+	if (f->loop == NULL || pipe2(f->pa, O_NONBLOCK | O_CLOEXEC) != 0 ||
+	    pipe2(f->pb, O_NONBLOCK | O_CLOEXEC) != 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	lb_loop_destroy(f->loop);
+	for (int i = 0; i < 2; i++) {
+		if (f->pa[i] >= 0)
+			close(f->pa[i]);
+		if (f->pb[i] >= 0)
+			close(f->pb[i]);
+	}
+	free(f);
+	return 0;
+}
+
 static void
 test_loop_readable_with_arg(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a, b;
-	int pa[2], pb[2];
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	probe_init(&b);
-	make_pipe(pa);
-	make_pipe(pb);
-	assert_int_equal(lb_loop_add(loop, pa[0], LB_LOOP_READABLE, on_event, &a), 0);
-	assert_int_equal(lb_loop_add(loop, pb[0], LB_LOOP_READABLE, on_event, &b), 0);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
+	assert_int_equal(lb_loop_add(loop, f->pb[0], LB_LOOP_READABLE, on_event, &f->b), 0);
 
 	/* Nothing ready: nothing called, the timeout is honoured. */
 	assert_int_equal(lb_loop_run_once(loop, 0), 0);
 	assert_int_equal(lb_loop_run_once(loop, 10), 0);
-	assert_int_equal(a.calls + b.calls, 0);
+	assert_int_equal(f->a.calls + f->b.calls, 0);
 
 	/* Only the ready one, with its own argument, fd and events. */
-	poke(pb[1]);
+	poke(f->pb[1]);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls, 0);
-	assert_int_equal(b.calls, 1);
-	assert_int_equal(b.fd, pb[0]);
-	assert_int_equal(b.events, LB_LOOP_READABLE);
-	assert_ptr_equal(b.loop, loop);
+	assert_int_equal(f->a.calls, 0);
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.fd, f->pb[0]);
+	assert_int_equal(f->b.events, LB_LOOP_READABLE);
+	assert_ptr_equal(f->b.loop, loop);
 
 	/* Level-triggered: still readable, called again; both when both are. */
-	poke(pa[1]);
+	poke(f->pa[1]);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 2);
-	assert_int_equal(a.calls, 1);
-	assert_int_equal(a.fd, pa[0]);
-	assert_int_equal(b.calls, 2);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(f->a.fd, f->pa[0]);
+	assert_int_equal(f->b.calls, 2);
 
+	/* Destroying the loop leaves the descriptors open. */
 	lb_loop_destroy(loop);
-	/* The descriptors stay open. */
-	assert_int_equal(fcntl(pa[0], F_GETFD), FD_CLOEXEC);
-	for (int i = 0; i < 2; i++) {
-		close(pa[i]);
-		close(pb[i]);
-	}
+	f->loop = NULL;
+	assert_int_equal(fcntl(f->pa[0], F_GETFD), FD_CLOEXEC);
 }
 
 static void
 test_loop_writable_and_hangup(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe w, r;
-	int p[2];
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&w);
-	probe_init(&r);
-	make_pipe(p);
-	assert_int_equal(lb_loop_add(loop, p[1], LB_LOOP_WRITABLE, on_event, &w), 0);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, on_event, &r), 0);
+	assert_int_equal(lb_loop_add(loop, f->pa[1], LB_LOOP_WRITABLE, on_event, &f->a), 0);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->b), 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(w.calls, 1);
-	assert_int_equal(w.events, LB_LOOP_WRITABLE);
-	assert_int_equal(r.calls, 0);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(f->a.events, LB_LOOP_WRITABLE);
+	assert_int_equal(f->b.calls, 0);
 
 	/* The writer goes: the reader hears the hang-up as readable. */
-	assert_int_equal(lb_loop_del(loop, p[1]), 0);
-	close(p[1]);
+	assert_int_equal(lb_loop_del(loop, f->pa[1]), 0);
+	close(f->pa[1]);
+	f->pa[1] = -1;
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(r.calls, 1);
-	assert_int_equal(r.events, LB_LOOP_READABLE);
-	assert_int_equal(w.calls, 1);
-
-	lb_loop_destroy(loop);
-	close(p[0]);
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.events, LB_LOOP_READABLE);
+	assert_int_equal(f->a.calls, 1);
 }
 
 static void
 test_loop_del_stops_callbacks(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a;
-	int p[2];
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	make_pipe(p);
-	poke(p[1]);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, on_event, &a), 0);
+	poke(f->pa[1]);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(lb_loop_del(loop, p[0]), 0);
+	assert_int_equal(lb_loop_del(loop, f->pa[0]), 0);
 	assert_int_equal(lb_loop_run_once(loop, 10), 0);
-	assert_int_equal(a.calls, 1);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(lb_loop_del(loop, f->pa[0]), -ENOENT);
 
-	/* Deleted, it may be added again (here after its fd was closed and reused). */
-	assert_int_equal(lb_loop_del(loop, p[0]), -ENOENT);
-	close(p[0]);
-	close(p[1]);
-	make_pipe(p);
-	poke(p[1]);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, on_event, &a), 0);
+	/* Deleted, an fd may be added again (here the next pipe's, after the
+	 * first was closed, so likely the same number). */
+	close(f->pa[0]);
+	close(f->pa[1]);
+	make_pipe(f->pa);
+	poke(f->pa[1]);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls, 2);
+	assert_int_equal(f->a.calls, 2);
 
 	/* Closed before it is deleted: the deletion still succeeds. */
-	close(p[0]);
-	assert_int_equal(lb_loop_del(loop, p[0]), 0);
+	close(f->pa[0]);
+	assert_int_equal(lb_loop_del(loop, f->pa[0]), 0);
+	f->pa[0] = -1;
 	assert_int_equal(lb_loop_run_once(loop, 0), 0);
-
-	lb_loop_destroy(loop);
-	close(p[1]);
 }
 
 static void
 test_loop_stop_ends_run(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a, b;
-	int pa[2], pb[2];
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	probe_init(&b);
-	make_pipe(pa);
-	make_pipe(pb);
-	poke(pa[1]);
-	a.stop_after = 3;
-	assert_int_equal(lb_loop_add(loop, pa[0], LB_LOOP_READABLE, on_event, &a), 0);
+	poke(f->pa[1]);
+	f->a.stop_after = 3;
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
 	assert_int_equal(lb_loop_run(loop), 0);
-	assert_int_equal(a.calls, 3);
+	assert_int_equal(f->a.calls, 3);
 
 	/* A stop ends the dispatch: of two ready fds, the second waits. */
-	poke(pb[1]);
-	assert_int_equal(lb_loop_add(loop, pb[0], LB_LOOP_READABLE, on_event, &b), 0);
-	a.stop_after = a.calls + 1;
-	b.stop_after = 1;
+	poke(f->pb[1]);
+	assert_int_equal(lb_loop_add(loop, f->pb[0], LB_LOOP_READABLE, on_event, &f->b), 0);
+	f->a.stop_after = f->a.calls + 1;
+	f->b.stop_after = 1;
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls + b.calls, 4);
+	assert_int_equal(f->a.calls + f->b.calls, 4);
 	/* The next dispatch starts afresh and runs both. */
-	a.stop_after = 0;
-	b.stop_after = 0;
+	f->a.stop_after = 0;
+	f->b.stop_after = 0;
 	assert_int_equal(lb_loop_run_once(loop, 1000), 2);
-	assert_int_equal(a.calls + b.calls, 6);
+	assert_int_equal(f->a.calls + f->b.calls, 6);
 
 	/* A stop asked outside a dispatch is cleared by the next one. */
 	lb_loop_stop(loop);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 2);
-
-	lb_loop_destroy(loop);
-	for (int i = 0; i < 2; i++) {
-		close(pa[i]);
-		close(pb[i]);
-	}
 }
 
 static void
 test_loop_delete_self_during_dispatch(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a;
-	int p[2];
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	make_pipe(p);
-	poke(p[1]);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, on_event, &a), 0);
-	a.del_fd = p[0];
+	poke(f->pa[1]);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
+	f->a.del_fd = f->pa[0];
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.del_rc, 0);
+	assert_int_equal(f->a.del_rc, 0);
 	assert_int_equal(lb_loop_run_once(loop, 10), 0);
-	assert_int_equal(a.calls, 1);
-	assert_int_equal(lb_loop_del(loop, p[0]), -ENOENT);
-
-	lb_loop_destroy(loop);
-	close(p[0]);
-	close(p[1]);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(lb_loop_del(loop, f->pa[0]), -ENOENT);
 }
 
 static void
 test_loop_delete_other_during_dispatch(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a, b, c;
-	int pa[2], pb[2], moved;
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	probe_init(&b);
-	probe_init(&c);
-	make_pipe(pa);
-	make_pipe(pb);
-	poke(pa[1]);
-	poke(pb[1]);
+	poke(f->pa[1]);
+	poke(f->pb[1]);
 	/* Both ready in one dispatch, each deletes the other: whichever runs
 	 * first, the other's fetched event is dropped. */
-	a.del_fd = pb[0];
-	b.del_fd = pa[0];
-	assert_int_equal(lb_loop_add(loop, pa[0], LB_LOOP_READABLE, on_event, &a), 0);
-	assert_int_equal(lb_loop_add(loop, pb[0], LB_LOOP_READABLE, on_event, &b), 0);
+	f->a.del_fd = f->pb[0];
+	f->b.del_fd = f->pa[0];
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
+	assert_int_equal(lb_loop_add(loop, f->pb[0], LB_LOOP_READABLE, on_event, &f->b), 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls + b.calls, 1);
-	assert_int_equal(a.calls == 1 ? a.del_rc : b.del_rc, 0);
+	assert_int_equal(f->a.calls + f->b.calls, 1);
+	assert_int_equal(f->a.calls == 1 ? f->a.del_rc : f->b.del_rc, 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls + b.calls, 2);
+	assert_int_equal(f->a.calls + f->b.calls, 2);
+}
 
-	/* Deleted and registered again in the same dispatch (same fd number):
-	 * the stale event does not reach the new callback in this dispatch,
-	 * the new registration fires from the next. */
-	lb_loop_destroy(loop);
-	loop = lb_loop_create();
-	assert_non_null(loop);
-	probe_init(&a);
-	probe_init(&b);
-	assert_int_equal(lb_loop_add(loop, pa[0], LB_LOOP_READABLE, on_event, &a), 0);
-	assert_int_equal(lb_loop_add(loop, pb[0], LB_LOOP_READABLE, on_event, &b), 0);
-	a.del_fd = pb[0];
-	a.other = &c;
-	b.del_fd = pa[0];
-	b.other = &c;
+static void
+test_loop_readd_during_dispatch(void **state)
+{
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
+	int moved;
+
+	poke(f->pa[1]);
+	poke(f->pb[1]);
+	/* Deleted and registered again in the same dispatch (same fd number,
+	 * probe c): the stale event does not reach the new callback in this
+	 * dispatch, the new registration fires from the next. */
+	f->a.del_fd = f->pb[0];
+	f->a.other = &f->c;
+	f->b.del_fd = f->pa[0];
+	f->b.other = &f->c;
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, &f->a), 0);
+	assert_int_equal(lb_loop_add(loop, f->pb[0], LB_LOOP_READABLE, on_event, &f->b), 0);
 	assert_int_equal(lb_loop_run_once(loop, 1000), 1);
-	assert_int_equal(a.calls + b.calls, 1);
-	assert_int_equal(c.calls, 0);
-	moved = a.calls == 1 ? pb[0] : pa[0];
+	assert_int_equal(f->a.calls + f->b.calls, 1);
+	assert_int_equal(f->c.calls, 0);
+	moved = f->a.calls == 1 ? f->pb[0] : f->pa[0];
 	assert_int_equal(lb_loop_run_once(loop, 1000), 2);
-	assert_int_equal(c.calls, 1);
-	assert_int_equal(c.fd, moved);
-
-	lb_loop_destroy(loop);
-	for (int i = 0; i < 2; i++) {
-		close(pa[i]);
-		close(pb[i]);
-	}
+	assert_int_equal(f->c.calls, 1);
+	assert_int_equal(f->c.fd, moved);
 }
 
 static void
@@ -369,62 +355,57 @@ test_loop_run_resumes_after_signal(void **state)
 static void
 test_loop_errors(void **state)
 {
-	struct lb_loop *loop = lb_loop_create();
-	struct probe a;
+	struct fixture *f = *state;
+	struct lb_loop *loop = f->loop;
+	struct probe *a = &f->a;
 	char path[] = "/tmp/test_loop_XXXXXX";
-	int p[2], file;
+	int file;
 
-	(void)state;
-	assert_non_null(loop);
-	probe_init(&a);
-	make_pipe(p);
+	assert_int_equal(lb_loop_add(NULL, f->pa[0], LB_LOOP_READABLE, on_event, a), -EINVAL);
+	assert_int_equal(lb_loop_add(loop, -1, LB_LOOP_READABLE, on_event, a), -EINVAL);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, NULL, a), -EINVAL);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], 0, on_event, a), -EINVAL);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE | 4u, on_event, a), -EINVAL);
 
-	assert_int_equal(lb_loop_add(NULL, p[0], LB_LOOP_READABLE, on_event, &a), -EINVAL);
-	assert_int_equal(lb_loop_add(loop, -1, LB_LOOP_READABLE, on_event, &a), -EINVAL);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, NULL, &a), -EINVAL);
-	assert_int_equal(lb_loop_add(loop, p[0], 0, on_event, &a), -EINVAL);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE | 4u, on_event, &a), -EINVAL);
-
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_READABLE, on_event, &a), 0);
-	assert_int_equal(lb_loop_add(loop, p[0], LB_LOOP_WRITABLE, on_event, &a), -EEXIST);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_READABLE, on_event, a), 0);
+	assert_int_equal(lb_loop_add(loop, f->pa[0], LB_LOOP_WRITABLE, on_event, a), -EEXIST);
 
 	/* epoll's own refusals come back as its errno. */
 	file = mkstemp(path);
 	assert_true(file >= 0);
 	unlink(path);
-	assert_int_equal(lb_loop_add(loop, file, LB_LOOP_READABLE, on_event, &a), -EPERM);
+	assert_int_equal(lb_loop_add(loop, file, LB_LOOP_READABLE, on_event, a), -EPERM);
 	close(file);
-	assert_int_equal(lb_loop_add(loop, file, LB_LOOP_READABLE, on_event, &a), -EBADF);
+	assert_int_equal(lb_loop_add(loop, file, LB_LOOP_READABLE, on_event, a), -EBADF);
 	/* A refused add leaves nothing registered. */
 	assert_int_equal(lb_loop_del(loop, file), -ENOENT);
 
-	assert_int_equal(lb_loop_del(NULL, p[0]), -EINVAL);
+	assert_int_equal(lb_loop_del(NULL, f->pa[0]), -EINVAL);
 	assert_int_equal(lb_loop_del(loop, -1), -EINVAL);
-	assert_int_equal(lb_loop_del(loop, p[1]), -ENOENT);
+	assert_int_equal(lb_loop_del(loop, f->pa[1]), -ENOENT);
 
 	assert_int_equal(lb_loop_run_once(NULL, 0), -EINVAL);
 	assert_int_equal(lb_loop_run(NULL), -EINVAL);
 	lb_loop_stop(NULL);
 	lb_loop_destroy(NULL);
-
-	assert_int_equal(a.calls, 0);
-	lb_loop_destroy(loop);
-	close(p[0]);
-	close(p[1]);
+	assert_int_equal(a->calls, 0);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_loop_readable_with_arg),
-	        cmocka_unit_test(test_loop_writable_and_hangup),
-	        cmocka_unit_test(test_loop_del_stops_callbacks),
-	        cmocka_unit_test(test_loop_stop_ends_run),
-	        cmocka_unit_test(test_loop_delete_self_during_dispatch),
-	        cmocka_unit_test(test_loop_delete_other_during_dispatch),
+	        cmocka_unit_test_setup_teardown(test_loop_readable_with_arg, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_writable_and_hangup, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_del_stops_callbacks, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_stop_ends_run, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_delete_self_during_dispatch, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_delete_other_during_dispatch, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_loop_readd_during_dispatch, setup, teardown),
 	        cmocka_unit_test(test_loop_run_resumes_after_signal),
-	        cmocka_unit_test(test_loop_errors),
+	        cmocka_unit_test_setup_teardown(test_loop_errors, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
