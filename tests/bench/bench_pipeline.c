@@ -19,10 +19,10 @@
  * each burst. The frames are therefore in L1 when the
  * pipeline starts, as after a PMD's RX with DDIO they would be in L3 at best.
  *
- * The "stage" lines time each step of the pipeline alone over the same fresh
- * bursts of the 1k-flow case (public inline helpers, one burst of 32 per
- * rdtsc pair), to give a per-stage cycle budget; stages overlap in the real
- * pipeline, so they need not add up to the whole.
+ * The "stage" lines (bench_pipeline_stages.c) time each step of the pipeline
+ * alone over the same fresh bursts of the 1k-flow case (public inline helpers,
+ * one burst of 32 per rdtsc pair), to give a per-stage cycle budget; stages
+ * overlap in the real pipeline, so they need not add up to the whole.
  *
  * Each hit and new-flow case is followed by the same case with the hot-key
  * sketch on (NAME+sketch_sN: sampling 1 in 2^N, N = 0, 2, 4; a round is one
@@ -54,7 +54,6 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
-#include "encap.h"
 #include "flow_table.h"
 #include "parse.h"
 #include "pipeline.h"
@@ -67,24 +66,22 @@
 #include "zipf.h"
 
 #include "bench_json.h"
+#include "bench_pipeline.h"
 
 #define N_BACKENDS 100
-#define FRAME_LEN 64           /* Ethernet 14 + IPv4 20 + TCP 20 + 10 bytes of data */
-#define ROUNDS 7               /* timed rounds per case; the median is reported */
 #define FT_CAPACITY (1u << 22) /* entries: 1M flows fill a quarter, so hits stay hits */
 #define HIT_PACKETS (1u << 20) /* packets per round of the hit cases */
 #define NEW_PACKETS (1u << 17) /* fresh flows per round of the new-flow case */
-#define N_MBUFS 2048           /* in flight: an RX ring's worth, so mbufs are not all in L1 */
 #define BIG_FLOWS 1000000u
 #define SMALL_FLOWS 1000u
 #define FRESH_BASE 0x800000u /* flow numbers from here on are never pre-inserted */
 
 static const uint8_t g_port_mac[6] = {0x02, 0x1b, 0, 0, 0, 0x01};
 static uint8_t g_frame[FRAME_LEN];
-static volatile uint64_t g_sink; /* keeps the baseline's reads alive */
+volatile uint64_t g_sink; /* keeps the baseline's reads alive */
 
 /* Sizes, shrunk by SPILLWAY_BENCH_QUICK. */
-static uint32_t g_rounds = ROUNDS;
+uint32_t g_rounds = ROUNDS;
 static uint32_t g_hit_packets = HIT_PACKETS;
 static uint32_t g_new_packets = NEW_PACKETS;
 static uint32_t g_big_flows = BIG_FLOWS;
@@ -112,8 +109,7 @@ frame_init(void)
 	memset(g_frame + sizeof(hdr), 0x5A, FRAME_LEN - sizeof(hdr));
 }
 
-/* Rewrite m as flow number i: source 10.(i>>16).(i>>8).i, source port from i. */
-static void
+void
 mbuf_set(struct rte_mbuf *m, uint32_t i)
 {
 	uint8_t *p;
@@ -218,18 +214,7 @@ snapshot_make(void)
 	return snapshot_make_key("5tuple", 0);
 }
 
-struct bench {
-	struct lb_worker *w;
-	const struct lb_snapshot *s;
-	struct rte_mbuf *pool[N_MBUFS]; /* cycled through a burst at a time, like an RX ring */
-	struct rte_mbuf **m;            /* the current burst's */
-	uint32_t next;                  /* first mbuf of the next burst */
-	double ns_per_cycle;
-	uint64_t window; /* hot-key window, when the worker has a sketch */
-};
-
-/* Move on to the next LB_BURST mbufs of the pool. */
-static void
+void
 burst_next(struct bench *b)
 {
 	b->m = &b->pool[b->next];
@@ -386,200 +371,16 @@ preload(struct bench *b, uint32_t n)
 	return round_run(b, 0, NULL, (n + LB_BURST - 1) / LB_BURST * LB_BURST, 0) < 0 ? -1 : 0;
 }
 
-/*
- * Per-stage cycles: each step of the hit path alone, over bursts of fresh
- * frames of the flows in draw, one rdtsc pair per stage per burst. Stage
- * inputs come from the previous stage run on the same burst.
- */
-enum {
-	ST_PARSE,
-	ST_VIP,
-	ST_HASH,
-	ST_HASH4,
-	ST_HASH8,
-	ST_FLOW,
-	ST_MAGLEV,
-	ST_ENCAP,
-	ST_ENCAP_T,
-	ST_COUNT1,
-	ST_COUNT,
-	ST__N
-};
-
-static const char *const g_stage_name[ST__N] = {
-        "parse",       "vip_lookup",  "hash",       "hash_x4",          "hash_x8",  "flow_lookup",
-        "maglev_pick", "encap_write", "encap_tmpl", "counters_per_pkt", "counters",
-};
-
-/* A burst's hashes as the pipeline computes them without AVX-512: x4 with AVX2, else scalar. */
-static void
-hash_x4_burst(const struct lb_snapshot *s, const struct lb_pkt_info *info, uint64_t *h)
-{
-#ifdef LB_HASH_HAVE_X4
-	if (__builtin_cpu_supports("avx2")) {
-		for (int i = 0; i < LB_BURST; i += 4) {
-			const struct lb_flow_key *k[4] = {&info[i].key, &info[i + 1].key,
-			                                  &info[i + 2].key, &info[i + 3].key};
-
-			lb_hash_flow_x4(&s->hkey, k, &h[i]);
-		}
-		return;
-	}
-#endif
-	for (int i = 0; i < LB_BURST; i++)
-		h[i] = lb_hash_flow(&s->hkey, &info[i].key);
-}
-
+/* The per-stage cycles of the hit path (bench_pipeline_stages.c), a line per stage. */
 static void
 stages_run(struct bench *b, const char *name, uint32_t resident, const uint32_t *draw,
            uint32_t n_pkts)
 {
-	const struct lb_snapshot *s = b->s;
-	struct lb_worker *w = b->w;
 	double r[ST__N][ROUNDS];
 
 	if (!selected(name))
 		return;
-	for (uint32_t round = 0; round < g_rounds; round++) {
-		uint64_t cyc[ST__N] = {0};
-
-		for (uint32_t done = 0; done < n_pkts; done += LB_BURST) {
-			struct lb_pkt_info info[LB_BURST];
-			const struct lb_vip *vip[LB_BURST];
-			uint64_t h[LB_BURST], acc = 0;
-			struct lb_flow_entry *e[LB_BURST];
-			uint8_t hdr[LB_BURST][64];
-			uint64_t t0, t1;
-
-			burst_next(b);
-			for (uint32_t i = 0; i < LB_BURST; i++)
-				mbuf_set(b->m[i], draw[done + i]);
-			rte_mb();
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++)
-				acc += (uint64_t)lb_parse_frame(
-				        rte_pktmbuf_mtod(b->m[i], const uint8_t *),
-				        rte_pktmbuf_data_len(b->m[i]), rte_pktmbuf_pkt_len(b->m[i]),
-				        &info[i]);
-			t1 = rte_rdtsc();
-			cyc[ST_PARSE] += t1 - t0;
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++)
-				vip[i] = lb_vip_lookup(s, info[i].key.af, &info[i].key.dst,
-				                       info[i].key.proto, info[i].key.dport);
-			t1 = rte_rdtsc();
-			cyc[ST_VIP] += t1 - t0;
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++)
-				h[i] = lb_hash_flow(&s->hkey, &info[i].key);
-			t1 = rte_rdtsc();
-			cyc[ST_HASH] += t1 - t0;
-			t0 = rte_rdtsc();
-			/* What the pipeline runs where the CPU has AVX2 (else: same as hash). */
-			hash_x4_burst(s, info, h);
-			t1 = rte_rdtsc();
-			cyc[ST_HASH4] += t1 - t0;
-			t0 = rte_rdtsc();
-#ifdef LB_HASH_HAVE_X8
-			/* What the pipeline runs where the CPU has AVX-512F (else: as hash_x4). */
-			if (__builtin_cpu_supports("avx512f")) {
-				for (int i = 0; i < LB_BURST; i += 8)
-					lb_hash_flow_x8s(&s->hkey, &info[i].key, sizeof(info[0]),
-					                 &h[i]);
-			} else
-#endif
-				hash_x4_burst(s, info, h);
-			t1 = rte_rdtsc();
-			cyc[ST_HASH8] += t1 - t0;
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++)
-				e[i] = lb_flow_lookup(w->ft, lb_flow_sig(h[i]), w->now);
-			t1 = rte_rdtsc();
-			cyc[ST_FLOW] += t1 - t0;
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++)
-				acc += lb_maglev_pick(s, vip[i], h[i]);
-			t1 = rte_rdtsc();
-			cyc[ST_MAGLEV] += t1 - t0;
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++) {
-				uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
-
-				lb_encap_write(hdr[i], &s->encap, w->src_mac, &s->backends[bid],
-				               vip[i]->encap, info[i].key.af, info[i].l3_len,
-				               info[i].tos, h[i]);
-			}
-			t1 = rte_rdtsc();
-			cyc[ST_ENCAP] += t1 - t0;
-			/* What the pipeline does: a per-burst template, then per packet. */
-			t0 = rte_rdtsc();
-			{
-				struct lb_encap4_tmpl t4;
-
-				lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
-				for (int i = 0; i < LB_BURST; i++) {
-					uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
-
-					lb_encap_write4_tmpl(hdr[i], &t4, &s->backends[bid],
-					                     vip[i]->encap, info[i].key.af,
-					                     info[i].l3_len, info[i].tos, h[i]);
-				}
-			}
-			t1 = rte_rdtsc();
-			cyc[ST_ENCAP_T] += t1 - t0;
-			/* Counters as the pipeline kept them before: every one per packet. */
-			t0 = rte_rdtsc();
-			for (int i = 0; i < LB_BURST; i++) {
-				uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
-
-				w->cnt->rx_packets++;
-				w->cnt->rx_bytes += FRAME_LEN;
-				w->cnt->flow_hits++;
-				w->cnt->vip[vip[i]->id].packets++;
-				w->cnt->vip[vip[i]->id].bytes += info[i].l3_len;
-				w->cnt->backend[bid].packets++;
-				w->cnt->backend[bid].bytes += info[i].l3_len;
-			}
-			t1 = rte_rdtsc();
-			cyc[ST_COUNT1] += t1 - t0;
-			/* As the pipeline keeps them now: rx, hits and the VIP's packets and
-			 * bytes in registers for the burst (one VIP here), the backends'
-			 * per packet. */
-			t0 = rte_rdtsc();
-			{
-				struct lb_core_counters *cnt = w->cnt;
-				uint64_t rx_bytes = 0, vip_bytes = 0;
-				uint32_t vid = vip[0]->id, vpk = 0;
-
-				for (int i = 0; i < LB_BURST; i++) {
-					uint16_t bid = e[i] != NULL ? e[i]->backend : 0;
-
-					rx_bytes += FRAME_LEN;
-					if (vip[i]->id != vid) {
-						cnt->vip[vid].packets += vpk;
-						cnt->vip[vid].bytes += vip_bytes;
-						vid = vip[i]->id;
-						vpk = 0;
-						vip_bytes = 0;
-					}
-					vpk++;
-					vip_bytes += info[i].l3_len;
-					cnt->backend[bid].packets++;
-					cnt->backend[bid].bytes += info[i].l3_len;
-				}
-				cnt->rx_packets += LB_BURST;
-				cnt->rx_bytes += rx_bytes;
-				cnt->flow_hits += LB_BURST;
-				cnt->vip[vid].packets += vpk;
-				cnt->vip[vid].bytes += vip_bytes;
-			}
-			t1 = rte_rdtsc();
-			cyc[ST_COUNT] += t1 - t0;
-			g_sink += acc + hdr[LB_BURST - 1][20];
-		}
-		for (int st = 0; st < ST__N; st++)
-			r[st][round] = (double)cyc[st] / (double)n_pkts;
-	}
+	stages_measure(b, draw, n_pkts, r);
 	for (int st = 0; st < ST__N; st++) {
 		double c = median(r[st], g_rounds);
 
