@@ -199,6 +199,47 @@ test_pipeline_down_moves_its_flows(void **state)
 	assert_int_equal(c->backend[1].packets, on1); /* only the first round */
 }
 
+/*
+ * A live flow's entry is refreshed by its packets: flows sending every half
+ * idle time stay pinned for four idle times although a backend was added in
+ * between (Maglev now sends some of them to it), while flows that fell silent
+ * for longer than the idle time have expired and follow the new table.
+ */
+static void
+test_pipeline_live_flows_outlive_idle_time(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	static int before[N_FLOWS], now_[N_FLOWS], silent[N_FLOWS], fresh[N_FLOWS];
+	unsigned int moved_in_table = 0;
+	uint64_t hits;
+
+	send_flows(fx, 0, N_FLOWS, before);
+	send_flows(fx, 200000, N_FLOWS, silent);
+	fx_config(fx, cfg_load(1500, "icmp",
+	                       "{\"address\": \"192.0.2.10\", \"port\": 80, \"protocol\": "
+	                       "\"tcp\", \"backends\": [" VIP0_BACKENDS
+	                       ", {\"address\": \"10.1.0.5\"}]}"));
+	hits = c->flow_hits;
+	for (int step = 1; step <= 8; step++) {
+		fx->w->now = NOW + (uint32_t)step * (IDLE / 2);
+		send_flows(fx, 0, N_FLOWS, now_);
+		assert_memory_equal(now_, before, sizeof(before));
+	}
+	assert_int_equal(c->flow_hits - hits, 8 * N_FLOWS);
+
+	/* The silent flows expired: they are new flows on the new table. */
+	fx->w->now += 1;
+	hits = c->flow_misses;
+	send_flows(fx, 200000, N_FLOWS, fresh);
+	assert_int_equal(c->flow_misses - hits, N_FLOWS);
+	for (uint32_t i = 0; i < N_FLOWS; i++)
+		moved_in_table += fresh[i] != silent[i];
+	/* About 1/5 of them belong to the new backend now; never none of 400. */
+	assert_true(moved_in_table > 0);
+	assert_int_equal(moved_in_table, count_eq(fresh, N_FLOWS, 4));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -211,6 +252,7 @@ main(void)
 	        T(test_pipeline_draining_keeps_flows_gets_no_new),
 	        T(test_pipeline_weight_zero_keeps_flows_gets_no_new),
 	        T(test_pipeline_down_moves_its_flows),
+	        T(test_pipeline_live_flows_outlive_idle_time),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
