@@ -8,8 +8,6 @@
  * thread on the main lcore until SIGTERM/SIGINT.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <sys/un.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,287 +34,13 @@
 #include "xsk_steer_loader.h"
 #endif
 #include "flow_table.h"
+#include "options.h"
 #include "sketch.h"
 #include "port.h"
 #include "worker.h"
 
 #define EXIT_USAGE 2
 #define LB_HOT_SAMPLE_SHIFT 4 /* sketch 1 packet in 16 (docs/hot-keys.md) */
-
-/* Long-only options. */
-enum {
-	OPT_CONTROL = 256,
-	OPT_CONTROL_MODE,
-	OPT_CONTROL_GROUP,
-	OPT_STATE,
-	OPT_XDP_PROG,
-	OPT_BIRD_INCLUDE,
-	OPT_BIRD_SOCKET,
-	OPT_DRAIN_WAIT,
-};
-
-#define DRAIN_WAIT_DEFAULT_MS 5000
-
-struct options {
-	const char *config;
-	const char *state;
-	const char *control;
-	const char *control_group;
-	const char *xdp_prog; /* NULL: the default object; "none": no steering */
-	mode_t control_mode;
-	const char *stats_file;
-	int out_port;
-	int exc_port;
-	uint32_t idle_exit_ms;
-	const char *bird_include; /* both or neither: route announcement through BIRD */
-	const char *bird_socket;
-	uint32_t drain_wait_ms;
-};
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	        "Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
-	        "       spillwayd [EAL-ARGS] -- --state FILE [--config FILE] [OPTIONS]\n"
-	        "\n"
-	        "spillway L4 load balancer data plane. Packets to a VIP are given a backend by\n"
-	        "a per-core flow table, else by Maglev consistent hashing, and sent to it\n"
-	        "encapsulated (IPIP or GUE/FOU); the backend answers the client directly.\n"
-	        "\n"
-	        "EAL-ARGS are DPDK's (for example -l 0-2 --vdev=net_pcap0,rx_pcap=in.pcap,\n"
-	        "tx_pcap=out.pcap --no-huge -m 512). Every DPDK port becomes an input; the\n"
-	        "main lcore runs the control thread, every other lcore is a worker with one\n"
-	        "RX and one TX queue on each port (RSS spreads flows when there are several).\n"
-	        "\n"
-	        "Options:\n"
-	        "  -c, --config FILE        configuration (JSON; see docs/operations.md).\n"
-	        "                           Required unless the --state file exists.\n"
-	        "      --state FILE         persisted configuration. If FILE exists it is\n"
-	        "                           loaded instead of --config; every change (control\n"
-	        "                           socket, SIGHUP) is written to it (atomically)\n"
-	        "                           before it takes effect; if it does not exist it\n"
-	        "                           is created from --config at start-up. Restarting\n"
-	        "                           with the same --state comes back to the same\n"
-	        "                           VIPs and backends.\n"
-	        "      --control PATH       serve the JSON-RPC control socket at PATH\n"
-	        "                           (docs/control-protocol.md; spillctl talks to it).\n"
-	        "                           A stale socket file is replaced; start-up fails if\n"
-	        "                           another process listens on it or PATH is not a\n"
-	        "                           socket. Default: no control socket.\n"
-	        "      --control-mode OCTAL permission bits of the socket file, whatever the\n"
-	        "                           umask (default 0660: owner and group may connect)\n"
-	        "      --control-group G    group of the socket file (name or numeric gid)\n"
-	        "  -s, --stats-file FILE    write the final counters (JSON) here instead of "
-	        "stdout\n"
-	        "  -o, --out-port N         send encapsulated packets out of port N\n"
-	        "                           (default: one-armed, out of the receiving port)\n"
-	        "  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
-	        "                           traffic) unchanged out of port N, which is not read\n"
-	        "                           (default: drop it, counted as no_vip)\n"
-	        "  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
-	        "                           (for pcap replays and demos; default: never)\n"
-	        "      --xdp-prog PATH|none XDP program for af_xdp ports (a NIC shared with the\n"
-	        "                           kernel; docs/xdp.md). Default: spillway's steering\n"
-	        "                           program (xsk_steer.bpf.o from the build tree or the\n"
-	        "                           install, or $SPILLWAY_XSK_OBJ), added to every\n"
-	        "                           net_af_xdp vdev as xdp_prog= unless one is given. It\n"
-	        "                           sends VIP traffic to spillway and passes the rest\n"
-	        "                           (ARP, ND, SSH, BGP) to the kernel; spillwayd keeps\n"
-	        "                           its VIP map equal to the configuration (stats\n"
-	        "                           \"hooks\": {\"xdp\"}). \"none\": the PMD's own "
-	        "program,\n"
-	        "                           every frame of the queue goes to spillway.\n"
-	        "      --bird-include PATH  announce the VIPs through BIRD 2 (docs/scale-out.md):\n"
-	        "                           keep PATH, a file BIRD's configuration includes,\n"
-	        "                           equal to the routes to announce (protocols static\n"
-	        "                           spillway4 and spillway6: a /32 or /128 blackhole\n"
-	        "                           route per VIP address with a usable backend), and\n"
-	        "                           ask BIRD to reload (\"configure\") on every change.\n"
-	        "                           Withdrawals happen before a change takes effect,\n"
-	        "                           announcements once every worker has it. Written\n"
-	        "                           atomically, mode 0644. Needs --bird-socket.\n"
-	        "      --bird-socket PATH   BIRD's control socket (bird -s; Debian:\n"
-	        "                           /run/bird/bird.ctl). Each exchange is bounded by\n"
-	        "                           2 s; a failure is logged, counted (stats \"hooks\":\n"
-	        "                           {\"bird\"}) and retried. Needs --bird-include.\n"
-	        "      --drain-wait MS      with BIRD: on SIGTERM/SIGINT, withdraw every route,\n"
-	        "                           keep forwarding MS ms so the routers move traffic\n"
-	        "                           away, then stop (default 5000; 0: stop right after\n"
-	        "                           the withdrawal; a second signal stops at once).\n"
-	        "                           The control socket's drain/undrain do the same\n"
-	        "                           without stopping (spillctl drain).\n"
-	        "  -h, --help               this text\n"
-	        "  -V, --version            print the version\n"
-	        "\n"
-	        "Hot keys: with \"hot\": {\"enabled\": true} (the default) every worker\n"
-	        "samples its packets into a sketch and the control thread spreads the new\n"
-	        "flows of any key above hot.threshold of its VIP over enough backends to\n"
-	        "keep each under (1 + hot.epsilon) x the average (docs/hot-keys.md;\n"
-	        "spillctl hot list).\n"
-	        "\n"
-	        "AF_XDP example (one queue, the interface keeps its address):\n"
-	        "  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
-	        "            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
-	        "\n"
-	        "Signals: SIGTERM/SIGINT stop cleanly (with BIRD: withdraw, --drain-wait; then\n"
-	        "workers stop, TX drains, ports close,\n"
-	        "final counters are written, the control socket file is removed); SIGHUP\n"
-	        "reloads --config as one change and saves it to --state (an invalid file is\n"
-	        "reported and the running configuration kept; without --config, ignored).\n"
-	        "\n"
-	        "Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory, the state\n"
-	        "file cannot be written, the control socket path is taken); 2 bad usage or\n"
-	        "bad configuration or state file (one message: \"FILE: path: reason\").\n");
-}
-
-static int
-parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || *out > max || s[0] == '-')
-		return -EINVAL;
-	return 0;
-}
-
-static int
-parse_options(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-	        {"config", required_argument, NULL, 'c'},
-	        {"state", required_argument, NULL, OPT_STATE},
-	        {"control", required_argument, NULL, OPT_CONTROL},
-	        {"control-mode", required_argument, NULL, OPT_CONTROL_MODE},
-	        {"control-group", required_argument, NULL, OPT_CONTROL_GROUP},
-	        {"stats-file", required_argument, NULL, 's'},
-	        {"out-port", required_argument, NULL, 'o'},
-	        {"exception-port", required_argument, NULL, 'x'},
-	        {"idle-exit", required_argument, NULL, 'i'},
-	        {"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
-	        {"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
-	        {"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
-	        {"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
-	        {"help", no_argument, NULL, 'h'},
-	        {"version", no_argument, NULL, 'V'},
-	        {NULL, 0, NULL, 0},
-	};
-	unsigned long v;
-	char *end;
-	int c;
-
-	o->out_port = -1;
-	o->exc_port = -1;
-	o->drain_wait_ms = DRAIN_WAIT_DEFAULT_MS;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:o:x:i:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->config = optarg;
-			break;
-		case OPT_STATE:
-			o->state = optarg;
-			break;
-		case OPT_XDP_PROG:
-			o->xdp_prog = optarg;
-			break;
-		case OPT_BIRD_INCLUDE:
-			o->bird_include = optarg;
-			break;
-		case OPT_BIRD_SOCKET:
-			o->bird_socket = optarg;
-			break;
-		case OPT_DRAIN_WAIT:
-			if (parse_uint(optarg, 3600000, &v) != 0) {
-				fprintf(stderr,
-				        "spillwayd: --drain-wait: not a duration in ms "
-				        "(0-3600000): %s\n",
-				        optarg);
-				return EXIT_USAGE;
-			}
-			o->drain_wait_ms = (uint32_t)v;
-			break;
-		case OPT_CONTROL:
-			o->control = optarg;
-			break;
-		case OPT_CONTROL_MODE:
-			errno = 0;
-			v = strtoul(optarg, &end, 8);
-			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
-			    v == 0 || v > 0777) {
-				fprintf(stderr,
-				        "spillwayd: --control-mode: not octal permission bits "
-				        "(1-0777): %s\n",
-				        optarg);
-				return EXIT_USAGE;
-			}
-			o->control_mode = (mode_t)v;
-			break;
-		case OPT_CONTROL_GROUP:
-			o->control_group = optarg;
-			break;
-		case 's':
-			o->stats_file = optarg;
-			break;
-		case 'o':
-		case 'x':
-			if (parse_uint(optarg, RTE_MAX_ETHPORTS - 1, &v) != 0) {
-				fprintf(stderr, "spillwayd: --%s: not a port number: %s\n",
-				        c == 'o' ? "out-port" : "exception-port", optarg);
-				return EXIT_USAGE;
-			}
-			*(c == 'o' ? &o->out_port : &o->exc_port) = (int)v;
-			break;
-		case 'i':
-			if (parse_uint(optarg, 86400000, &v) != 0 || v == 0) {
-				fprintf(stderr,
-				        "spillwayd: --idle-exit: not a duration in ms: %s\n",
-				        optarg);
-				return EXIT_USAGE;
-			}
-			o->idle_exit_ms = (uint32_t)v;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("spillwayd 0.1.0\n");
-			exit(0);
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "spillwayd: unexpected argument: %s\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (o->config == NULL && o->state == NULL) {
-		fprintf(stderr,
-		        "spillwayd: --config FILE (or an existing --state FILE) is required "
-		        "(see --help)\n");
-		return EXIT_USAGE;
-	}
-	if ((o->control_group != NULL || o->control_mode != 0) && o->control == NULL) {
-		fprintf(stderr, "spillwayd: --control-mode/--control-group need --control PATH\n");
-		return EXIT_USAGE;
-	}
-	if ((o->bird_include == NULL) != (o->bird_socket == NULL)) {
-		fprintf(stderr,
-		        "spillwayd: --bird-include and --bird-socket go together: give both "
-		        "to announce the VIPs through BIRD, or neither\n");
-		return EXIT_USAGE;
-	}
-	if (o->bird_socket != NULL &&
-	    strlen(o->bird_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		fprintf(stderr, "spillwayd: --bird-socket: path too long (at most %zu bytes): %s\n",
-		        sizeof(((struct sockaddr_un *)0)->sun_path) - 1, o->bird_socket);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
 
 /* Load a configuration document; NULL after one "spillwayd: FILE: ..." line. */
 static struct lb_config *
@@ -338,7 +62,7 @@ load_config(const char *path)
  * left), else --config. NULL after a message: exit 2.
  */
 static struct lb_config *
-initial_config(const struct options *o)
+initial_config(const struct lb_options *o)
 {
 	struct stat st;
 
@@ -623,36 +347,14 @@ close_ports(struct memif_intr *x)
 int
 main(int argc, char **argv)
 {
-	struct options opt = {0};
+	struct lb_options opt = {0};
 	struct lb_config *cfg;
 	char err[512];
-	int sep = argc, rc, eal_argc;
+	int rc, eal_argc;
 	sigset_t set;
 
-	/* Our options follow "--"; "spillwayd --help" alone also works. */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			sep = i;
-			break;
-		}
-	if (sep == argc) {
-		for (int i = 1; i < argc; i++)
-			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-				usage(stdout);
-				return 0;
-			}
-		fprintf(stderr, "spillwayd: missing \"--\" before the options (see --help)\n");
+	if (lb_options_parse(argc, argv, &opt, &eal_argc) != 0)
 		return EXIT_USAGE;
-	}
-	{
-		char *saved = argv[sep];
-
-		argv[sep] = argv[0];
-		rc = parse_options(argc - sep, argv + sep, &opt);
-		argv[sep] = saved;
-		if (rc != 0)
-			return rc;
-	}
 	if (opt.control_group != NULL) {
 		gid_t gid;
 
@@ -680,7 +382,6 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	eal_argc = sep;
 #ifdef LB_HAVE_XDP
 	/* af_xdp vdevs get spillway's steering program unless told otherwise. */
 	char **eal_argv = calloc((size_t)eal_argc + 1, sizeof(*eal_argv));

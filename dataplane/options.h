@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spillwayd's command line: EAL's arguments, "--", then the daemon's own
+ * options, checked one by one (ranges, pairs that go together) before EAL or
+ * any file is touched. The usage text (--help) lives here too.
+ */
+#ifndef LB_OPTIONS_H
+#define LB_OPTIONS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct lb_options {
+	const char *config;
+	const char *state;
+	const char *control;
+	const char *control_group;
+	const char *xdp_prog; /* NULL: the default object; "none": no steering */
+	mode_t control_mode;
+	const char *stats_file;
+	int out_port;
+	int exc_port;
+	uint32_t idle_exit_ms;
+	const char *bird_include; /* both or neither: route announcement through BIRD */
+	const char *bird_socket;
+	uint32_t drain_wait_ms;
+};
+
+/**
+ * Parse argv: the arguments before "--" are EAL's (*eal_argc of them, argv[0]
+ * included), the ones after it go into o. Without "--", only --help/-h is
+ * understood. --help and --version print to stdout and exit(0) the process.
+ *
+ * @return 0, or -EINVAL after a message on stderr (bad usage: exit status 2).
+ */
+int lb_options_parse(int argc, char **argv, struct lb_options *o, int *eal_argc);
+
+#endif /* LB_OPTIONS_H */
