@@ -8,19 +8,16 @@
  * thread on the main lcore until SIGTERM/SIGINT.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
-#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -34,6 +31,7 @@
 #include "xsk_steer_loader.h"
 #endif
 #include "flow_table.h"
+#include "memif_gate.h"
 #include "options.h"
 #include "sketch.h"
 #include "port.h"
@@ -112,75 +110,6 @@ tick_shift_for(uint64_t hz)
 	return shift;
 }
 
-/*
- * memif: the EAL interrupt thread.
- *
- * DPDK 22.11's memif PMD runs its control channel in the EAL interrupt thread,
- * with no lock against the data path or against the application's own calls:
- *
- * 1. When the peer goes away, that thread's memif_disconnect() clears the
- *    "connected" flag and then unmaps the shared rings (memif_free_regions())
- *    while a worker may be inside rte_eth_rx_burst()/rte_eth_tx_burst(): one
- *    that passed the flag check just before, and was preempted, resumes on
- *    unmapped memory (seen: SIGSEGV in eth_memif_rx() on ring->tail/head).
- * 2. rte_eth_dev_stop()/close() from another thread can run memif_disconnect()
- *    at the same time as the interrupt thread does, or free the queues it uses.
- * 3. Closing a connected port unregisters its control channel, and any
- *    unregistration makes the interrupt thread rebuild its epoll set, reading
- *    every interrupt source; the memif server's listener stays registered (the
- *    PMD frees its socket without unregistering it) with its handle in DPDK
- *    memory, and rte_eal_cleanup() neither stops the thread nor waits for it:
- *    a rebuild late enough runs into the unmapping of DPDK memory (seen in
- *    spillgen: SIGSEGV in rte_intr_fd_get() under rte_eal_cleanup()). EAL
- *    alarms would cause one more such rebuild inside rte_eal_cleanup() itself
- *    (rte_eal_alarm_cleanup() unregisters their source), so none are used.
- *
- * So with a memif port, spillwayd registers one interrupt source of its own,
- * an eventfd, and never unregisters it. Its callback, in the interrupt thread:
- * - while the workers run, is the gate: it holds the interrupt thread while the
- *   workers poll, then every GATE_HOLD_MS takes the workers off the ports
- *   (io.n_rx_ports = 0: no RX, so no TX either), waits for an RCU grace period
- *   on their QSBR variable (every burst begun before has returned), and
- *   returns with its eventfd readable again, so that the interrupt thread
- *   handles what came in meanwhile (memif messages, a peer's disconnect) and
- *   then calls it again, and the workers go back to the ports. The workers
- *   wait for as long as the interrupt thread takes to get a CPU and run:
- *   microseconds on a free core, milliseconds on one shared with a busy
- *   poller (spillgen's, on a 2-core machine). Hence the long hold: with the
- *   link up the thread only has a peer's disconnect to handle, at most
- *   GATE_HOLD_MS late (the workers meanwhile poll rings that stay mapped);
- * - afterwards runs what main asks: stop and close a memif port (2), then two
- *   empty calls, one after the other: a rebuild pending when the first is
- *   asked for is done before the second runs (3).
- */
-#define GATE_HOLD_MS 1000    /* every memif link up */
-#define GATE_HOLD_DOWN_MS 10 /* a memif link down or connecting: handshake sooner */
-
-enum intr_op { OP_NONE, OP_SYNC, OP_CLOSE };
-
-struct memif_intr {
-	struct rte_intr_handle *ih;
-	int kick_fd;   /* eventfd, the source: readable = run the callback */
-	int wake_fd;   /* eventfd: ends a hold early */
-	bool gate;     /* main -> callback: hold for the workers */
-	int op;        /* main -> callback: enum intr_op; back to OP_NONE when done */
-	uint16_t port; /* OP_CLOSE's */
-	struct lb_io_conf *io;
-	uint16_t n_rx; /* the workers' real io.n_rx_ports */
-	struct rte_rcu_qsbr *qsv;
-	uint16_t n_memif;
-	uint16_t memif[RTE_MAX_ETHPORTS];
-};
-
-static bool
-port_is_memif(uint16_t port)
-{
-	struct rte_eth_dev_info info;
-
-	return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
-	       strcmp(info.driver_name, "net_memif") == 0;
-}
-
 #ifdef LB_HAVE_XDP
 /* An af_xdp PMD port, and the kernel interface under it. */
 static bool
@@ -196,152 +125,21 @@ port_is_af_xdp(uint16_t port, int *ifindex)
 }
 #endif
 
-static void
-intr_kick(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) != sizeof(one)) {
-		/* An eventfd takes a 1 unless it is near 2^64: cannot fail. */
-	}
-}
-
-/* In the EAL interrupt thread. */
-static void
-intr_cb(void *arg)
-{
-	struct memif_intr *x = arg;
-	uint64_t v;
-	int op;
-
-	if (read(x->kick_fd, &v, sizeof(v)) < 0) {
-		/* Not readable: nothing to clear. */
-	}
-	if (__atomic_load_n(&x->gate, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = {.fd = x->wake_fd, .events = POLLIN};
-		bool up = true;
-
-		for (uint16_t i = 0; i < x->n_memif; i++) {
-			struct rte_eth_link link = {0};
-
-			if (rte_eth_link_get_nowait(x->memif[i], &link) != 0 || !link.link_status)
-				up = false;
-		}
-		/* Hold: the workers poll. */
-		__atomic_store_n(&x->io->n_rx_ports, x->n_rx, __ATOMIC_RELEASE);
-		(void)poll(&pfd, 1, up ? GATE_HOLD_MS : GATE_HOLD_DOWN_MS);
-		/* Release: the workers leave the ports, after the bursts they are in. */
-		__atomic_store_n(&x->io->n_rx_ports, 0, __ATOMIC_RELEASE);
-		rte_rcu_qsbr_check(x->qsv, rte_rcu_qsbr_start(x->qsv), true);
-		if (__atomic_load_n(&x->gate, __ATOMIC_ACQUIRE)) {
-			intr_kick(x->kick_fd);
-			return;
-		}
-	}
-	op = __atomic_load_n(&x->op, __ATOMIC_ACQUIRE);
-	if (op == OP_CLOSE)
-		lb_port_close(x->port);
-	if (op != OP_NONE)
-		__atomic_store_n(&x->op, OP_NONE, __ATOMIC_RELEASE);
-}
-
-/* Have the callback do op (and end the gate); false if it did not within 5 s. */
-static bool
-intr_run(struct memif_intr *x, enum intr_op op, uint16_t port)
-{
-	x->port = port;
-	__atomic_store_n(&x->op, op, __ATOMIC_RELEASE);
-	__atomic_store_n(&x->gate, false, __ATOMIC_RELEASE);
-	intr_kick(x->wake_fd);
-	intr_kick(x->kick_fd);
-	for (int ms = 0; ms < 5000; ms++) {
-		if (__atomic_load_n(&x->op, __ATOMIC_ACQUIRE) == OP_NONE)
-			return true;
-		usleep(1000);
-	}
-	fprintf(stderr, "spillwayd: the EAL interrupt thread did not answer in 5 s\n");
-	return false;
-}
-
-/*
- * Right after EAL: with a memif port, the interrupt source; NULL without one,
- * or (after a message) when it cannot be set up.
- */
-static struct memif_intr *
-intr_create(void)
-{
-	struct memif_intr *x = calloc(1, sizeof(*x));
-	uint16_t port;
-
-	if (x == NULL)
-		return NULL;
-	RTE_ETH_FOREACH_DEV (port)
-		if (port_is_memif(port))
-			x->memif[x->n_memif++] = port;
-	if (x->n_memif == 0) {
-		free(x);
-		return NULL;
-	}
-	x->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	x->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	/* The handle setters are experimental in 22.11 (stable since 23.11). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-	x->ih = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-	if (x->kick_fd >= 0 && x->wake_fd >= 0 && x->ih != NULL &&
-	    rte_intr_fd_set(x->ih, x->kick_fd) == 0 &&
-	    rte_intr_type_set(x->ih, RTE_INTR_HANDLE_EXT) == 0 &&
-	    rte_intr_callback_register(x->ih, intr_cb, x) == 0)
-		return x;
-	rte_intr_instance_free(x->ih);
-#pragma GCC diagnostic pop
-	fprintf(stderr, "spillwayd: cannot set up the memif interrupt source: a memif peer "
-	                "leaving may crash spillwayd\n");
-	if (x->kick_fd >= 0)
-		close(x->kick_fd);
-	if (x->wake_fd >= 0)
-		close(x->wake_fd);
-	free(x);
-	return NULL;
-}
-
-/* Before the workers start: take them off the ports; the gate lets them back. */
-static void
-gate_start(struct memif_intr *x, struct lb_io_conf *io, struct rte_rcu_qsbr *qsv)
-{
-	if (x == NULL)
-		return;
-	x->io = io;
-	x->n_rx = io->n_rx_ports;
-	x->qsv = qsv;
-	__atomic_store_n(&io->n_rx_ports, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&x->gate, true, __ATOMIC_RELEASE);
-	intr_kick(x->kick_fd);
-}
-
-/* After the workers have stopped. */
-static void
-gate_stop(struct memif_intr *x)
-{
-	if (x != NULL && __atomic_load_n(&x->gate, __ATOMIC_ACQUIRE))
-		(void)intr_run(x, OP_SYNC, 0);
-}
-
 /*
  * Close every port, the memif ones in the interrupt thread; then leave that
- * thread idle. x stays registered (and allocated) until the process ends.
+ * thread idle. The gate stays registered (and allocated) until the process ends.
  */
 static void
-close_ports(struct memif_intr *x)
+close_ports(struct lb_memif_gate *g)
 {
 	uint16_t port;
 
-	gate_stop(x);
+	lb_memif_gate_stop(g);
 	RTE_ETH_FOREACH_DEV (port)
-		if (x == NULL || !port_is_memif(port) || !intr_run(x, OP_CLOSE, port))
+		if (g == NULL || !lb_memif_gate_is_memif(port) ||
+		    lb_memif_gate_close_port(g, port) != 0)
 			lb_port_close(port);
-	if (x != NULL && intr_run(x, OP_SYNC, 0))
-		(void)intr_run(x, OP_SYNC, 0);
+	lb_memif_gate_settle(g);
 }
 
 int
@@ -433,7 +231,7 @@ main(int argc, char **argv)
 	struct rte_rcu_qsbr *qsv = NULL;
 	struct lb_control *control = NULL;
 	struct rte_mempool *pool = NULL;
-	struct memif_intr *mi = intr_create();
+	struct lb_memif_gate *mi = NULL;
 	volatile bool stop = false;
 	/* The hot-key window workers poll; control opens windows (release store). */
 	volatile uint64_t hot_window = 0;
@@ -448,6 +246,9 @@ main(int argc, char **argv)
 	int ifindex = 0;
 #endif
 
+	if (lb_memif_gate_create(-1, "spillwayd", &mi) != 0)
+		fprintf(stderr, "spillwayd: cannot set up the memif interrupt source: a memif peer "
+		                "leaving may crash spillwayd\n");
 	if (n_workers == 0) {
 		fprintf(stderr, "spillwayd: no worker lcore: give EAL at least two lcores "
 		                "(for example -l 0-1)\n");
@@ -604,7 +405,7 @@ main(int argc, char **argv)
 	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding%s%s\n", n_workers, n_ports,
 	        opt.control != NULL ? "; control socket " : "",
 	        opt.control != NULL ? opt.control : "");
-	gate_start(mi, &io, qsv);
+	lb_memif_gate_start(mi, &io.n_rx_ports, qsv);
 	w = 0;
 	RTE_LCORE_FOREACH_WORKER (lcore) {
 		rte_eal_remote_launch(lb_worker_main, &ctx[w], lcore);

@@ -54,7 +54,7 @@ lb_worker_main(void *arg)
 		 * orders its own buffers (release on close, see sketch.c). */
 		if (ctx->window != NULL && w->sketch != NULL)
 			lb_sketch_poll(w->sketch, __atomic_load_n(ctx->window, __ATOMIC_RELAXED));
-		/* 0 while the memif gate (main.c) keeps this worker off the ports;
+		/* 0 while the memif gate (memif_gate.c) keeps this worker off the ports;
 		 * acquire: what the interrupt thread did meanwhile is visible. */
 		const uint16_t n_rx = __atomic_load_n(&io->n_rx_ports, __ATOMIC_ACQUIRE);
 
