@@ -10,20 +10,17 @@
  * port the workers and the EAL interrupt thread take turns (the memif gate).
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_interrupts.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -33,6 +30,7 @@
 
 #include "analysis.h"
 #include "gen.h"
+#include "memif_gate.h"
 #include "options.h"
 #include "pace.h"
 #include "report.h"
@@ -48,181 +46,53 @@ static volatile bool g_stop;   /* main -> workers: stop now */
 static volatile bool g_signal; /* SIGINT/SIGTERM seen */
 
 /*
- * memif: the EAL interrupt thread. DPDK 22.11's memif PMD runs its control
- * channel in that thread, with no lock against the data path or the
- * application's own calls (spillwayd's dataplane/main.c has the long story):
- * when the peer goes away, memif_disconnect() there unmaps the shared rings
- * while a worker may be inside rte_eth_rx_burst()/rte_eth_tx_burst(), and can
- * run at the same time as an rte_eth_dev_stop()/close() from main; closing a
- * connected port makes the thread rebuild its epoll set, reading the memif
- * listener's interrupt handle in DPDK memory, which rte_eal_cleanup() may be
- * unmapping just then (seen: SIGSEGV in rte_intr_fd_get()).
- *
- * So on a memif port spillgen registers one interrupt source of its own, an
- * eventfd, never unregistered (unregistering, like using EAL alarms, would
- * make one more rebuild). Its callback, in the interrupt thread:
- * - while the workers run, is the gate: it holds the interrupt thread while
- *   the workers use the port; every GATE_HOLD_MS it takes them off it
- *   (g_intr.open = 0), waits for an RCU grace period (each worker reports a
- *   quiescent state, lcore id as thread id, just before it reads the flag, so
- *   every burst begun before has returned) and returns with its eventfd
- *   readable again: the interrupt thread handles what came in meanwhile (a
- *   peer's disconnect, handshake messages), then calls it again and the
- *   workers go back to the port. The workers wait for as long as the
- *   interrupt thread takes to get a CPU and run (milliseconds on a core
- *   shared with spillwayd's busy worker), hence the long hold: with the link
- *   up the thread only has a peer's disconnect to handle, at most GATE_HOLD_MS
- *   late (the workers meanwhile use rings that stay mapped);
- * - afterwards stops and closes the port, then runs twice more, empty, one
- *   call after the other, so that the rebuild the close caused is over.
+ * memif: the EAL interrupt thread and the workers take turns on the port
+ * (memif_gate.c has the story). spillgen's workers report a quiescent state
+ * (lcore id as thread id) just before they read n_ports, so every burst begun
+ * before the gate took them off the port has returned when it goes on.
  */
-#define GATE_HOLD_MS 1000
-#define GATE_HOLD_DOWN_MS 10 /* link down (a new peer may connect): hand it back sooner */
-
-enum intr_op { OP_NONE, OP_SYNC, OP_CLOSE };
-
 static struct {
-	bool on;       /* the port is memif: workers check open */
-	uint32_t open; /* gate -> workers: the port may be used */
-	bool gate;     /* main -> callback: hold for the workers */
-	int op;        /* main -> callback: enum intr_op; OP_NONE when done */
-	uint16_t port;
-	int kick_fd; /* eventfd, the source: readable = run the callback */
-	int wake_fd; /* eventfd: ends a hold early */
-	struct rte_intr_handle *ih;
+	struct lb_memif_gate *g;  /* NULL: the port is not memif */
+	uint16_t n_ports;         /* gate -> workers: 1 the port may be used, 0 not */
 	struct rte_rcu_qsbr *qsv; /* one thread per lcore id */
-} g_intr = {.kick_fd = -1, .wake_fd = -1};
+} g_memif = {.n_ports = 1};
 
 /* Whether this worker may use the port now; call before every burst. */
 static inline bool
 port_ok(void)
 {
-	if (!g_intr.on)
+	if (g_memif.g == NULL)
 		return true;
-	rte_rcu_qsbr_quiescent(g_intr.qsv, rte_lcore_id());
-	return __atomic_load_n(&g_intr.open, __ATOMIC_ACQUIRE) != 0;
+	rte_rcu_qsbr_quiescent(g_memif.qsv, rte_lcore_id());
+	return __atomic_load_n(&g_memif.n_ports, __ATOMIC_ACQUIRE) != 0;
 }
 
-static void
-intr_kick(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) != sizeof(one)) {
-		/* An eventfd takes a 1 unless it is near 2^64: cannot fail. */
-	}
-}
-
-/* In the EAL interrupt thread. */
-static void
-intr_cb(void *arg)
-{
-	uint64_t v;
-	int op;
-
-	(void)arg;
-	if (read(g_intr.kick_fd, &v, sizeof(v)) < 0) {
-		/* Not readable: nothing to clear. */
-	}
-	if (__atomic_load_n(&g_intr.gate, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = {.fd = g_intr.wake_fd, .events = POLLIN};
-		struct rte_eth_link link;
-
-		memset(&link, 0, sizeof(link));
-		bool up = rte_eth_link_get_nowait(g_intr.port, &link) == 0 && link.link_status;
-		__atomic_store_n(&g_intr.open, 1, __ATOMIC_RELEASE);
-		(void)poll(&pfd, 1, up ? GATE_HOLD_MS : GATE_HOLD_DOWN_MS);
-		__atomic_store_n(&g_intr.open, 0, __ATOMIC_RELEASE);
-		rte_rcu_qsbr_check(g_intr.qsv, rte_rcu_qsbr_start(g_intr.qsv), true);
-		if (__atomic_load_n(&g_intr.gate, __ATOMIC_ACQUIRE)) {
-			intr_kick(g_intr.kick_fd);
-			return;
-		}
-	}
-	op = __atomic_load_n(&g_intr.op, __ATOMIC_ACQUIRE);
-	if (op == OP_CLOSE) {
-		(void)rte_eth_dev_stop(g_intr.port);
-		(void)rte_eth_dev_close(g_intr.port);
-	}
-	if (op != OP_NONE)
-		__atomic_store_n(&g_intr.op, OP_NONE, __ATOMIC_RELEASE);
-}
-
-/* Have the callback do op (and end the gate); false if it did not within 5 s. */
-static bool
-intr_run(enum intr_op op)
-{
-	__atomic_store_n(&g_intr.op, op, __ATOMIC_RELEASE);
-	__atomic_store_n(&g_intr.gate, false, __ATOMIC_RELEASE);
-	intr_kick(g_intr.wake_fd);
-	intr_kick(g_intr.kick_fd);
-	for (int ms = 0; ms < 5000; ms++) {
-		if (__atomic_load_n(&g_intr.op, __ATOMIC_ACQUIRE) == OP_NONE)
-			return true;
-		usleep(1000);
-	}
-	fprintf(stderr, "spillgen: the EAL interrupt thread did not answer in 5 s\n");
-	return false;
-}
-
-static bool
-port_is_memif(uint16_t port)
-{
-	struct rte_eth_dev_info info;
-
-	return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
-	       strcmp(info.driver_name, "net_memif") == 0;
-}
-
-/* Before the workers start: on a memif port, the source and the gate (0, or -1 after a message). */
+/* Before the workers start: on a memif port, the gate (0, or -1 after a message). */
 static int
 gate_start(uint16_t port)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 
-	if (!port_is_memif(port))
+	if (!lb_memif_gate_is_memif(port))
 		return 0;
-	g_intr.port = port;
-	g_intr.qsv = rte_zmalloc("sg_gate_qsbr", sz, RTE_CACHE_LINE_SIZE);
-	g_intr.kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	g_intr.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	g_intr.gate = true;
-	/* The handle setters are experimental in 22.11 (stable since 23.11). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-	g_intr.ih = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-	if (g_intr.qsv != NULL && rte_rcu_qsbr_init(g_intr.qsv, RTE_MAX_LCORE) == 0 &&
-	    g_intr.kick_fd >= 0 && g_intr.wake_fd >= 0 && g_intr.ih != NULL &&
-	    rte_intr_fd_set(g_intr.ih, g_intr.kick_fd) == 0 &&
-	    rte_intr_type_set(g_intr.ih, RTE_INTR_HANDLE_EXT) == 0 &&
-	    rte_intr_callback_register(g_intr.ih, intr_cb, NULL) == 0) {
-		g_intr.on = true;
-		intr_kick(g_intr.kick_fd);
+	g_memif.qsv = rte_zmalloc("sg_gate_qsbr", sz, RTE_CACHE_LINE_SIZE);
+	if (g_memif.qsv != NULL && rte_rcu_qsbr_init(g_memif.qsv, RTE_MAX_LCORE) == 0 &&
+	    lb_memif_gate_create(port, "spillgen", &g_memif.g) == 0 && g_memif.g != NULL) {
+		lb_memif_gate_start(g_memif.g, &g_memif.n_ports, g_memif.qsv);
 		return 0;
 	}
-	rte_intr_instance_free(g_intr.ih);
-#pragma GCC diagnostic pop
 	fprintf(stderr, "spillgen: cannot set up the memif interrupt source\n");
 	return -1;
-}
-
-/* After the workers have stopped. */
-static void
-gate_stop(void)
-{
-	if (g_intr.on && __atomic_load_n(&g_intr.gate, __ATOMIC_ACQUIRE))
-		(void)intr_run(OP_SYNC);
 }
 
 /* Stop and close the port (a memif one in the interrupt thread, which is idle after). */
 static void
 port_close(uint16_t port)
 {
-	if (g_intr.on) {
-		gate_stop();
-		if (intr_run(OP_CLOSE)) {
-			if (intr_run(OP_SYNC))
-				(void)intr_run(OP_SYNC);
+	if (g_memif.g != NULL) {
+		lb_memif_gate_stop(g_memif.g);
+		if (lb_memif_gate_close_port(g_memif.g, port) == 0) {
+			lb_memif_gate_settle(g_memif.g);
 			return;
 		}
 	}
@@ -373,14 +243,14 @@ worker(void *arg)
 	unsigned int id = rte_lcore_id();
 	int rc;
 
-	if (g_intr.on) {
-		rte_rcu_qsbr_thread_register(g_intr.qsv, id);
-		rte_rcu_qsbr_thread_online(g_intr.qsv, id);
+	if (g_memif.g != NULL) {
+		rte_rcu_qsbr_thread_register(g_memif.qsv, id);
+		rte_rcu_qsbr_thread_online(g_memif.qsv, id);
 	}
 	rc = worker_loop(w->tx, w->rx);
-	if (g_intr.on) {
-		rte_rcu_qsbr_thread_offline(g_intr.qsv, id);
-		rte_rcu_qsbr_thread_unregister(g_intr.qsv, id);
+	if (g_memif.g != NULL) {
+		rte_rcu_qsbr_thread_offline(g_memif.qsv, id);
+		rte_rcu_qsbr_thread_unregister(g_memif.qsv, id);
 	}
 	return rc;
 }
@@ -650,7 +520,7 @@ main(int argc, char **argv)
 			g_stop = true;
 	}
 	rte_eal_mp_wait_lcore();
-	gate_stop();
+	lb_memif_gate_stop(g_memif.g);
 	if (show)
 		fputc('\n', stderr);
 
