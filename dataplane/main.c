@@ -15,12 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
-#include <rte_malloc.h>
-#include <rte_rcu_qsbr.h>
 
 #include "../control/bird.h"
 #include "../control/config.h"
@@ -30,15 +27,13 @@
 #include "../control/xdp_sync.h"
 #include "xsk_steer_loader.h"
 #endif
-#include "flow_table.h"
 #include "memif_gate.h"
 #include "options.h"
-#include "sketch.h"
 #include "port.h"
 #include "worker.h"
+#include "workers.h"
 
 #define EXIT_USAGE 2
-#define LB_HOT_SAMPLE_SHIFT 4 /* sketch 1 packet in 16 (docs/hot-keys.md) */
 
 /* Load a configuration document; NULL after one "spillwayd: FILE: ..." line. */
 static struct lb_config *
@@ -96,18 +91,6 @@ write_stats(json_t *stats, const char *path)
 	}
 	json_decref(stats);
 	return rc;
-}
-
-static unsigned int
-tick_shift_for(uint64_t hz)
-{
-	/* Largest shift whose tick is at most 1 ms: idle timeouts stay exact to a
-	 * millisecond and 32-bit ticks wrap only after weeks. */
-	unsigned int shift = 0;
-
-	while ((hz >> (shift + 1)) >= 1000)
-		shift++;
-	return shift;
 }
 
 #ifdef LB_HAVE_XDP
@@ -224,18 +207,14 @@ main(int argc, char **argv)
 	uint16_t n_ports = rte_eth_dev_count_avail();
 	struct lb_io_conf io = {
 	        .n_rx_ports = 0, .out_port = opt.out_port, .exc_port = opt.exc_port};
-	struct lb_worker_ctx *ctx = NULL;
-	struct lb_core_counters **cores = NULL;
-	unsigned int *lcores = NULL;
+	struct lb_workers ws = {0};
 	struct lb_snapshot *snap = NULL;
-	struct rte_rcu_qsbr *qsv = NULL;
 	struct lb_control *control = NULL;
 	struct rte_mempool *pool = NULL;
 	struct lb_memif_gate *mi = NULL;
 	volatile bool stop = false;
 	/* The hot-key window workers poll; control opens windows (release store). */
 	volatile uint64_t hot_window = 0;
-	struct lb_sketch **sketches = NULL;
 	uint16_t port;
 	int exit_code = 1;
 	struct lb_publish_hook hooks[4];
@@ -308,71 +287,23 @@ main(int argc, char **argv)
 		hooks[n_hooks++] = lb_bird_hook(bird);
 	}
 
-	size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
-
-	qsv = rte_zmalloc("lb_qsbr", qsz, RTE_CACHE_LINE_SIZE);
-	ctx = rte_zmalloc("lb_workers", n_workers * sizeof(*ctx), RTE_CACHE_LINE_SIZE);
-	cores = calloc(n_workers, sizeof(*cores));
-	lcores = calloc(n_workers, sizeof(*lcores));
-	if (qsv == NULL || ctx == NULL || cores == NULL || lcores == NULL ||
-	    rte_rcu_qsbr_init(qsv, n_workers) != 0) {
-		fprintf(stderr, "spillwayd: out of memory for worker state\n");
-		goto out;
-	}
-
-	uint64_t hz = rte_get_tsc_hz();
-	unsigned int shift = tick_shift_for(hz);
-	uint64_t ticks_per_s = hz >> shift;
 	struct rte_ether_addr mac;
 	uint16_t mac_port = opt.out_port >= 0 ? (uint16_t)opt.out_port : io.rx_ports[0];
-	unsigned int lcore, w = 0;
 
 	rte_eth_macaddr_get(mac_port, &mac);
-	RTE_LCORE_FOREACH_WORKER (lcore) {
-		struct lb_worker_ctx *c = &ctx[w];
+	struct lb_workers_params wp = {
+	        .cfg = cfg,
+	        .io = &io,
+	        .src_mac = mac.addr_bytes,
+	        .has_exception = opt.exc_port >= 0,
+	        .snap = &snap,
+	        .stop = &stop,
+	        .window = &hot_window,
+	};
 
-		c->lcore = lcore;
-		c->queue = (uint16_t)w;
-		c->rcu_id = w;
-		c->tick_shift = shift;
-		c->io = &io;
-		c->snap = &snap;
-		c->qsv = qsv;
-		c->stop = &stop;
-		c->w.cnt = rte_zmalloc_socket("lb_counters", sizeof(*c->w.cnt), RTE_CACHE_LINE_SIZE,
-		                              (int)rte_lcore_to_socket_id(lcore));
-		c->w.ft = lb_flow_table_create(cfg->flows.capacity);
-		if (c->w.cnt == NULL || c->w.ft == NULL) {
-			fprintf(stderr,
-			        "spillwayd: out of memory for lcore %u's flow table "
-			        "(%u entries)\n",
-			        lcore, cfg->flows.capacity);
-			goto out;
-		}
-		c->w.tcp_idle = lb_pipeline_ms_to_ticks(cfg->flows.tcp_idle_ms, ticks_per_s);
-		c->w.udp_idle = lb_pipeline_ms_to_ticks(cfg->flows.udp_idle_ms, ticks_per_s);
-		memcpy(c->w.src_mac, mac.addr_bytes, 6);
-		c->w.has_exception = opt.exc_port >= 0;
-		if (cfg->hot.enabled) {
-			/* 1 packet in 16 keeps the sketch at ~1.7 ns/packet with the
-			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */
-			if (sketches == NULL)
-				sketches = calloc(n_workers, sizeof(*sketches));
-			c->w.sketch =
-			        sketches != NULL ? lb_sketch_create(LB_HOT_SAMPLE_SHIFT) : NULL;
-			if (c->w.sketch == NULL) {
-				fprintf(stderr,
-				        "spillwayd: out of memory for lcore %u's hot-key "
-				        "sketch\n",
-				        lcore);
-				goto out;
-			}
-			sketches[w] = c->w.sketch;
-			c->window = &hot_window;
-		}
-		cores[w] = c->w.cnt;
-		lcores[w] = lcore;
-		w++;
+	if (lb_workers_create(&ws, n_workers, &wp, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spillwayd: %s\n", err);
+		goto out;
 	}
 
 	struct lb_control_params cp = {
@@ -381,14 +312,14 @@ main(int argc, char **argv)
 	        .control_path = opt.control,
 	        .control_mode = opt.control_mode,
 	        .control_group = opt.control_group,
-	        .qsv = qsv,
+	        .qsv = ws.qsv,
 	        .snap = &snap,
 	        .stop = &stop,
-	        .cores = (const struct lb_core_counters *const *)cores,
-	        .lcores = lcores,
+	        .cores = (const struct lb_core_counters *const *)ws.cores,
+	        .lcores = ws.lcores,
 	        .n_cores = n_workers,
 	        .idle_exit_ms = opt.idle_exit_ms,
-	        .sketches = sketches,
+	        .sketches = ws.sketches,
 	        .window = &hot_window,
 	        .pool = pool,
 	        .hooks = hooks,
@@ -405,12 +336,8 @@ main(int argc, char **argv)
 	fprintf(stderr, "spillwayd: %u worker(s), %u port(s), forwarding%s%s\n", n_workers, n_ports,
 	        opt.control != NULL ? "; control socket " : "",
 	        opt.control != NULL ? opt.control : "");
-	lb_memif_gate_start(mi, &io.n_rx_ports, qsv);
-	w = 0;
-	RTE_LCORE_FOREACH_WORKER (lcore) {
-		rte_eal_remote_launch(lb_worker_main, &ctx[w], lcore);
-		w++;
-	}
+	lb_memif_gate_start(mi, &io.n_rx_ports, ws.qsv);
+	lb_workers_launch(&ws);
 	rc = lb_control_run(control);
 	stop = true;
 	rte_eal_mp_wait_lcore();
@@ -438,17 +365,7 @@ out:
 	free(eal_owned);
 	free(eal_argv);
 #endif
-	if (ctx != NULL)
-		for (unsigned int i = 0; i < n_workers; i++) {
-			lb_flow_table_free(ctx[i].w.ft);
-			lb_sketch_free(ctx[i].w.sketch);
-			rte_free(ctx[i].w.cnt);
-		}
-	rte_free(ctx);
-	rte_free(qsv);
-	free(cores);
-	free(sketches);
-	free(lcores);
+	lb_workers_free(&ws);
 	lb_config_free(cfg);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
