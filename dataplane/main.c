@@ -35,6 +35,35 @@
 
 #define EXIT_USAGE 2
 
+/*
+ * Before EAL: the control socket's group exists and its path is free (a
+ * second instance must not take the first one's ports). 0, or the exit status
+ * after a message.
+ */
+static int
+check_control(const struct lb_options *o)
+{
+	char err[512];
+	int rc;
+
+	if (o->control_group != NULL) {
+		gid_t gid;
+
+		if (lb_server_resolve_group(o->control_group, &gid, err, sizeof(err)) != 0) {
+			fprintf(stderr, "spillwayd: --control-group: %s\n", err);
+			return EXIT_USAGE;
+		}
+	}
+	if (o->control != NULL) {
+		rc = lb_server_check_path(o->control, err, sizeof(err));
+		if (rc != 0) {
+			fprintf(stderr, "spillwayd: %s\n", err);
+			return rc == -ENAMETOOLONG || rc == -EINVAL ? EXIT_USAGE : 1;
+		}
+	}
+	return 0;
+}
+
 /* Load a configuration document; NULL after one "spillwayd: FILE: ..." line. */
 static struct lb_config *
 load_config(const char *path)
@@ -93,7 +122,23 @@ write_stats(json_t *stats, const char *path)
 	return rc;
 }
 
+/*
+ * XDP steering for af_xdp ports (docs/xdp.md): before EAL, xdp_prog= is added
+ * to every net_af_xdp vdev (unless --xdp-prog none); after each port starts,
+ * an af_xdp one has its program's VIP map kept by the "xdp" publish hook.
+ * Without LB_HAVE_XDP, EAL gets the arguments as they are and the rest does
+ * nothing.
+ */
 #ifdef LB_HAVE_XDP
+struct xdp_steer {
+	char **argv;  /* what EAL gets */
+	char **owned; /* the arguments rewritten for it */
+	int argc;
+	bool on;
+	const char *obj;
+	struct lb_xdp_sync *sync;
+};
+
 /* An af_xdp PMD port, and the kernel interface under it. */
 static bool
 port_is_af_xdp(uint16_t port, int *ifindex)
@@ -106,7 +151,157 @@ port_is_af_xdp(uint16_t port, int *ifindex)
 	*ifindex = (int)info.if_index;
 	return true;
 }
+
+/* EAL's arguments in x->argv: 0, or the exit status after a message. */
+static int
+xdp_prepare(struct xdp_steer *x, const struct lb_options *o, int argc, char **argv)
+{
+	bool have_af_xdp = false;
+
+	x->argc = argc;
+	x->argv = calloc((size_t)argc + 1, sizeof(*x->argv));
+	x->owned = calloc((size_t)argc + 1, sizeof(*x->owned));
+	x->on = o->xdp_prog == NULL || strcmp(o->xdp_prog, "none") != 0;
+	x->obj = o->xdp_prog != NULL && x->on ? o->xdp_prog : lb_xsk_obj_path();
+	if (x->argv == NULL || x->owned == NULL) {
+		fprintf(stderr, "spillwayd: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		x->argv[i] = argv[i];
+		if (strstr(argv[i], "net_af_xdp") != NULL)
+			have_af_xdp = true;
+		if (!x->on || i == 0)
+			continue;
+		x->owned[i] = lb_xdp_vdev_arg(argv[i], x->obj);
+		if (x->owned[i] != NULL)
+			x->argv[i] = x->owned[i];
+	}
+	if (have_af_xdp && x->on && access(x->obj, R_OK) != 0) {
+		fprintf(stderr,
+		        "spillwayd: XDP program %s: %s (build it with -Dbpf=enabled, set "
+		        "SPILLWAY_XSK_OBJ, or give --xdp-prog)\n",
+		        x->obj, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* A port just started: 0, or -1 after a message. */
+static int
+xdp_port(struct xdp_steer *x, uint16_t port)
+{
+	char err[512];
+	int ifindex = 0;
+
+	if (!x->on || !port_is_af_xdp(port, &ifindex))
+		return 0;
+	if (x->sync == NULL)
+		x->sync = lb_xdp_sync_create();
+	if (x->sync == NULL ||
+	    lb_xdp_sync_add_port(x->sync, port, ifindex, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spillwayd: XDP steering: %s\n",
+		        x->sync == NULL ? "out of memory" : err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every port started: the hook, if any port is af_xdp. */
+static void
+xdp_hook(struct xdp_steer *x, struct lb_publish_hook *hooks, unsigned int *n_hooks)
+{
+	if (x->sync != NULL)
+		lb_xdp_sync_hook(x->sync, &hooks[(*n_hooks)++]);
+}
+
+static void
+xdp_free(struct xdp_steer *x)
+{
+	lb_xdp_sync_destroy(x->sync);
+	if (x->owned != NULL)
+		for (int i = 0; i < x->argc; i++)
+			free(x->owned[i]);
+	free(x->owned);
+	free(x->argv);
+}
+#else
+struct xdp_steer {
+	char **argv;
+};
+
+static int
+xdp_prepare(struct xdp_steer *x, const struct lb_options *o, int argc, char **argv)
+{
+	(void)o;
+	(void)argc;
+	x->argv = argv;
+	return 0;
+}
+
+static int
+xdp_port(struct xdp_steer *x, uint16_t port)
+{
+	(void)x;
+	(void)port;
+	return 0;
+}
+
+static void
+xdp_hook(struct xdp_steer *x, struct lb_publish_hook *hooks, unsigned int *n_hooks)
+{
+	(void)x;
+	(void)hooks;
+	(void)n_hooks;
+}
+
+static void
+xdp_free(struct xdp_steer *x)
+{
+	(void)x;
+}
 #endif
+
+/*
+ * Every DPDK port with one queue pair per worker, from one mbuf pool; the
+ * ports the workers read in io. 0, or the exit status after a message.
+ */
+static int
+start_ports(const struct lb_options *o, uint16_t n_workers, struct lb_io_conf *io,
+            struct xdp_steer *xs, struct rte_mempool **pool)
+{
+	uint16_t n_ports = rte_eth_dev_count_avail();
+	char err[512];
+	uint16_t port;
+
+	if (n_ports == 0) {
+		fprintf(stderr, "spillwayd: no DPDK port: give EAL a device or a --vdev\n");
+		return 1;
+	}
+	if ((o->out_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)o->out_port)) ||
+	    (o->exc_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)o->exc_port))) {
+		fprintf(stderr, "spillwayd: --out-port/--exception-port: no such port (%u ports)\n",
+		        n_ports);
+		return EXIT_USAGE;
+	}
+	*pool = lb_port_pool_create(n_ports, n_workers);
+	if (*pool == NULL) {
+		fprintf(stderr, "spillwayd: cannot create the mbuf pool: %s\n",
+		        rte_strerror(rte_errno));
+		return 1;
+	}
+	RTE_ETH_FOREACH_DEV (port) {
+		if (lb_port_start(port, n_workers, *pool, err, sizeof(err)) != 0) {
+			fprintf(stderr, "spillwayd: %s\n", err);
+			return 1;
+		}
+		if ((int)port != o->exc_port)
+			io->rx_ports[io->n_rx_ports++] = port;
+		if (xdp_port(xs, port) != 0)
+			return 1;
+	}
+	return 0;
+}
 
 /*
  * Close every port, the memif ones in the interrupt thread; then leave that
@@ -129,6 +324,7 @@ int
 main(int argc, char **argv)
 {
 	struct lb_options opt = {0};
+	struct xdp_steer xs = {0};
 	struct lb_config *cfg;
 	char err[512];
 	int rc, eal_argc;
@@ -136,22 +332,9 @@ main(int argc, char **argv)
 
 	if (lb_options_parse(argc, argv, &opt, &eal_argc) != 0)
 		return EXIT_USAGE;
-	if (opt.control_group != NULL) {
-		gid_t gid;
-
-		if (lb_server_resolve_group(opt.control_group, &gid, err, sizeof(err)) != 0) {
-			fprintf(stderr, "spillwayd: --control-group: %s\n", err);
-			return EXIT_USAGE;
-		}
-	}
-	if (opt.control != NULL) {
-		/* Before EAL: a second instance must not take the first one's ports. */
-		rc = lb_server_check_path(opt.control, err, sizeof(err));
-		if (rc != 0) {
-			fprintf(stderr, "spillwayd: %s\n", err);
-			return rc == -ENAMETOOLONG || rc == -EINVAL ? EXIT_USAGE : 1;
-		}
-	}
+	rc = check_control(&opt);
+	if (rc != 0)
+		return rc;
 	cfg = initial_config(&opt);
 	if (cfg == NULL)
 		return EXIT_USAGE;
@@ -163,40 +346,12 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-#ifdef LB_HAVE_XDP
-	/* af_xdp vdevs get spillway's steering program unless told otherwise. */
-	char **eal_argv = calloc((size_t)eal_argc + 1, sizeof(*eal_argv));
-	char **eal_owned = calloc((size_t)eal_argc + 1, sizeof(*eal_owned));
-	bool xdp_on = opt.xdp_prog == NULL || strcmp(opt.xdp_prog, "none") != 0;
-	const char *xdp_obj = opt.xdp_prog != NULL && xdp_on ? opt.xdp_prog : lb_xsk_obj_path();
-	bool have_af_xdp = false;
-
-	if (eal_argv == NULL || eal_owned == NULL) {
-		fprintf(stderr, "spillwayd: out of memory\n");
+	rc = xdp_prepare(&xs, &opt, eal_argc, argv);
+	if (rc != 0) {
 		lb_config_free(cfg);
-		return 1;
+		return rc;
 	}
-	for (int i = 0; i < eal_argc; i++) {
-		eal_argv[i] = argv[i];
-		if (strstr(argv[i], "net_af_xdp") != NULL)
-			have_af_xdp = true;
-		if (!xdp_on || i == 0)
-			continue;
-		eal_owned[i] = lb_xdp_vdev_arg(argv[i], xdp_obj);
-		if (eal_owned[i] != NULL)
-			eal_argv[i] = eal_owned[i];
-	}
-	if (have_af_xdp && xdp_on && access(xdp_obj, R_OK) != 0) {
-		fprintf(stderr,
-		        "spillwayd: XDP program %s: %s (build it with -Dbpf=enabled, set "
-		        "SPILLWAY_XSK_OBJ, or give --xdp-prog)\n",
-		        xdp_obj, strerror(errno));
-		lb_config_free(cfg);
-		return EXIT_USAGE;
-	}
-	argv = eal_argv;
-#endif
-	if (rte_eal_init(eal_argc, argv) < 0) {
+	if (rte_eal_init(eal_argc, xs.argv) < 0) {
 		fprintf(stderr, "spillwayd: EAL initialisation failed: %s\n",
 		        rte_strerror(rte_errno));
 		lb_config_free(cfg);
@@ -215,15 +370,10 @@ main(int argc, char **argv)
 	volatile bool stop = false;
 	/* The hot-key window workers poll; control opens windows (release store). */
 	volatile uint64_t hot_window = 0;
-	uint16_t port;
 	int exit_code = 1;
 	struct lb_publish_hook hooks[4];
 	unsigned int n_hooks = 0;
 	struct lb_bird *bird = NULL;
-#ifdef LB_HAVE_XDP
-	struct lb_xdp_sync *xdp = NULL;
-	int ifindex = 0;
-#endif
 
 	if (lb_memif_gate_create(-1, "spillwayd", &mi) != 0)
 		fprintf(stderr, "spillwayd: cannot set up the memif interrupt source: a memif peer "
@@ -233,47 +383,12 @@ main(int argc, char **argv)
 		                "(for example -l 0-1)\n");
 		goto out;
 	}
-	if (n_ports == 0) {
-		fprintf(stderr, "spillwayd: no DPDK port: give EAL a device or a --vdev\n");
+	rc = start_ports(&opt, (uint16_t)n_workers, &io, &xs, &pool);
+	if (rc != 0) {
+		exit_code = rc;
 		goto out;
 	}
-	if ((opt.out_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.out_port)) ||
-	    (opt.exc_port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)opt.exc_port))) {
-		fprintf(stderr, "spillwayd: --out-port/--exception-port: no such port (%u ports)\n",
-		        n_ports);
-		exit_code = EXIT_USAGE;
-		goto out;
-	}
-	pool = lb_port_pool_create(n_ports, (uint16_t)n_workers);
-	if (pool == NULL) {
-		fprintf(stderr, "spillwayd: cannot create the mbuf pool: %s\n",
-		        rte_strerror(rte_errno));
-		goto out;
-	}
-	RTE_ETH_FOREACH_DEV (port) {
-		if (lb_port_start(port, (uint16_t)n_workers, pool, err, sizeof(err)) != 0) {
-			fprintf(stderr, "spillwayd: %s\n", err);
-			goto out;
-		}
-		if ((int)port != opt.exc_port)
-			io.rx_ports[io.n_rx_ports++] = port;
-#ifdef LB_HAVE_XDP
-		if (xdp_on && port_is_af_xdp(port, &ifindex)) {
-			if (xdp == NULL)
-				xdp = lb_xdp_sync_create();
-			if (xdp == NULL ||
-			    lb_xdp_sync_add_port(xdp, port, ifindex, err, sizeof(err)) != 0) {
-				fprintf(stderr, "spillwayd: XDP steering: %s\n",
-				        xdp == NULL ? "out of memory" : err);
-				goto out;
-			}
-		}
-#endif
-	}
-#ifdef LB_HAVE_XDP
-	if (xdp != NULL)
-		lb_xdp_sync_hook(xdp, &hooks[n_hooks++]);
-#endif
+	xdp_hook(&xs, hooks, &n_hooks);
 	if (opt.bird_include != NULL) {
 		struct lb_bird_params bp = {.include_path = opt.bird_include,
 		                            .socket_path = opt.bird_socket};
@@ -358,13 +473,7 @@ out:
 		close_ports(mi);
 	lb_control_destroy(control);
 	lb_bird_free(bird);
-#ifdef LB_HAVE_XDP
-	lb_xdp_sync_destroy(xdp);
-	for (int i = 0; i < eal_argc; i++)
-		free(eal_owned[i]);
-	free(eal_owned);
-	free(eal_argv);
-#endif
+	xdp_free(&xs);
 	lb_workers_free(&ws);
 	lb_config_free(cfg);
 	rte_mempool_free(pool);
