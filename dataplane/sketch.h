@@ -6,8 +6,9 @@
  * the closed buffer of window W-1. Written by one worker only; control reads
  * a buffer only after the worker has closed it.
  *
- * Interface fixed by the lead; the implementation and its sizes are the
- * sketch module's (see docs/hot-keys.md for the figures behind them).
+ * Implementation: sketch.c (the worker's side, per packet), sketch_setup.c
+ * (creation, freeing and control's readers); docs/hot-keys.md has the
+ * figures behind the sizes.
  *
  * Layout (visible so that lb_sketch_add() inlines into the pipeline): per
  * buffer, a Count-Min sketch of LB_SKETCH_DEPTH rows of LB_SKETCH_WIDTH 32-bit
