@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Command line, scenario file and balancer config parsing (start-up only). */
+/* Command line and scenario file parsing (start-up only); the balancer config is lbconfig.c's. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "lbconfig.h"
 #include "options.h"
 
 #define DEFAULT_VIP "192.0.2.10:80/udp"
@@ -512,90 +513,6 @@ sg_scenario_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
 	return 0;
 fail:
 fail_quiet:
-	json_decref(root);
-	return -1;
-}
-
-int
-sg_lbconfig_load(struct sg_opts *o, const char *path, char *err, size_t errlen)
-{
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *vips, *v, *b, *e;
-	size_t i, k;
-
-	if (root == NULL)
-		ERR("%d:%d: invalid JSON: %s", je.line, je.column, je.text);
-	e = json_object_get(json_object_get(root, "encap"), "gue_port");
-	if (o->gue_port == 0 && json_is_integer(e))
-		o->gue_port = (uint16_t)json_integer_value(e);
-	vips = json_object_get(root, "vips");
-	if (!json_is_array(vips) || json_array_size(vips) > SG_MAX_VIPS)
-		ERR("vips: not an array of at most %d VIPs", SG_MAX_VIPS);
-	bool keep_vips = o->nvips > 0;
-	if (!keep_vips)
-		o->nvips = 0;
-	json_array_foreach (vips, i, v) {
-		struct sg_vip tmp, *x = &tmp;
-		const char *a = json_string_value(json_object_get(v, "address"));
-		const char *proto = json_string_value(json_object_get(v, "protocol"));
-		const char *enc = json_string_value(json_object_get(v, "encap"));
-		json_t *port = json_object_get(v, "port");
-
-		memset(x, 0, sizeof(*x));
-		if (a == NULL || proto == NULL || !json_is_integer(port) ||
-		    parse_addr(a, &x->addr, &x->af) != 0)
-			ERR("vips[%zu]: address, port and protocol are required", i);
-		x->port = (uint16_t)json_integer_value(port);
-		x->proto = strcmp(proto, "tcp") == 0 ? SG_PROTO_TCP : SG_PROTO_UDP;
-		x->gue = enc != NULL && strcmp(enc, "gue") == 0;
-		x->configured = true;
-		for (int j = 0; j < SG_MAX_BACKENDS; j++)
-			x->weight[j] = -1;
-		json_array_foreach (json_object_get(v, "backends"), k, b) {
-			union lb_ip ba;
-			uint8_t baf;
-			const char *s = json_string_value(json_object_get(b, "address"));
-			const char *st = json_string_value(json_object_get(b, "state"));
-			json_t *w = json_object_get(b, "weight");
-			uint16_t idx;
-
-			if (s == NULL || parse_addr(s, &ba, &baf) != 0)
-				ERR("vips[%zu].backends[%zu].address: not an address", i, k);
-			for (idx = 0; idx < o->nbackends; idx++)
-				if (o->backend_af[idx] == baf &&
-				    memcmp(&o->backend[idx], &ba, sizeof(ba)) == 0)
-					break;
-			if (idx == o->nbackends) {
-				if (o->nbackends >= SG_MAX_BACKENDS)
-					ERR("more than %d backends", SG_MAX_BACKENDS);
-				o->backend[idx] = ba;
-				o->backend_af[idx] = baf;
-				o->nbackends++;
-			}
-			/* Draining and down backends get no new flows: expected share 0. */
-			double wt = json_is_integer(w) ? (double)json_integer_value(w) : 1.0;
-			if (st != NULL && strcmp(st, "active") != 0)
-				wt = 0;
-			x->weight[idx] = wt;
-		}
-		if (keep_vips) {
-			/* --vip given: attach the config's weights to the matching VIP. */
-			for (uint16_t j = 0; j < o->nvips; j++) {
-				struct sg_vip *y = &o->vips[j];
-				if (y->af == x->af && y->proto == x->proto && y->port == x->port &&
-				    memcmp(&y->addr, &x->addr, sizeof(x->addr)) == 0) {
-					memcpy(y->weight, x->weight, sizeof(x->weight));
-					y->configured = true;
-					y->gue = x->gue;
-				}
-			}
-		} else {
-			o->vips[o->nvips++] = *x;
-		}
-	}
-	json_decref(root);
-	return 0;
-fail:
 	json_decref(root);
 	return -1;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spillgen's options: the command line, the scenario file (JSON phases) and
- * the balancer's own config file (VIPs, backends, weights, GUE port), merged
- * into one struct sg_opts before any packet is built.
+ * the balancer's own config file (VIPs, backends, weights, GUE port; read by
+ * lbconfig.c), merged into one struct sg_opts before any packet is built.
  */
 #ifndef SG_OPTIONS_H
 #define SG_OPTIONS_H
@@ -85,8 +85,5 @@ int sg_parse_vip(const char *s, struct sg_vip *v);
 
 /** Parse a scenario JSON text into o (o's other fields are kept). err gets the reason. */
 int sg_scenario_load(struct sg_opts *o, const char *path, char *err, size_t errlen);
-
-/** Read VIPs, backends, weights and gue_port from a spillwayd config. */
-int sg_lbconfig_load(struct sg_opts *o, const char *path, char *err, size_t errlen);
 
 #endif /* SG_OPTIONS_H */
