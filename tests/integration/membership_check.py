@@ -23,12 +23,12 @@ usage: membership_check.py IFACE SOCKET CONFIG
 import os
 import random
 import socket
-import struct
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lbhash  # noqa: E402
 import lbpcap  # noqa: E402
 import spwrpc  # noqa: E402
 
@@ -77,56 +77,6 @@ class Wire:
             if addr[2] != PACKET_OUTGOING:
                 got.append(data)
         return got
-
-
-# --- SipHash-1-3, independent of the daemon's C code ------------------------
-M64 = (1 << 64) - 1
-
-
-def _rotl(x, b):
-    return ((x << b) | (x >> (64 - b))) & M64
-
-
-def siphash13(k0, k1, data):
-    v0, v1, v2, v3 = (k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d,
-                      k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573)
-
-    def rnd():
-        nonlocal v0, v1, v2, v3
-        v0 = (v0 + v1) & M64; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)  # noqa: E702
-        v2 = (v2 + v3) & M64; v3 = _rotl(v3, 16); v3 ^= v2  # noqa: E702
-        v0 = (v0 + v3) & M64; v3 = _rotl(v3, 21); v3 ^= v0  # noqa: E702
-        v2 = (v2 + v1) & M64; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)  # noqa: E702
-
-    n = len(data)
-    for i in range(0, n - n % 8, 8):
-        m = struct.unpack_from("<Q", data, i)[0]
-        v3 ^= m
-        rnd()
-        v0 ^= m
-    tail = data[n - n % 8:] + bytes(8 - n % 8)
-    b = ((n & 0xFF) << 56) | (struct.unpack("<Q", tail)[0] & ((1 << 56) - 1))
-    v3 ^= b
-    rnd()
-    v0 ^= b
-    v2 ^= 0xFF
-    rnd()
-    rnd()
-    rnd()
-    return v0 ^ v1 ^ v2 ^ v3
-
-
-def key_from_seed(seed):
-    s = seed.encode()
-    return (siphash13(0x7370696c6c776179, 0x6b65792d6c6f0000, s),
-            siphash13(0x7370696c6c776179, 0x6b65792d68690000, s))
-
-
-def flow_key_bytes(src, dst, sport, dport, proto):
-    """The daemon's 40-byte flow key (docs/architecture.md: addresses, ports in
-    network order, protocol, family tag 4)."""
-    return (socket.inet_aton(src) + bytes(12) + socket.inet_aton(dst) + bytes(12) +
-            struct.pack("!HH", sport, dport) + bytes([proto, 4, 0, 0]))
 
 
 def main():
@@ -293,11 +243,11 @@ def main():
 
     # New flows follow the published table: table[h mod M], h = low 32 bits of SipHash.
     tab = rpc.call("maglev_table", vip=vref, raw=True)
-    k0, k1 = key_from_seed(cfg["maglev"]["seed"])
+    key = lbhash.key_from_seed(cfg["maglev"]["seed"])
     M = tab["table_size"]
     for fl in new:
-        h = siphash13(k0, k1, flow_key_bytes(fl[0], vip["address"], fl[1], vip["port"], 6))
-        want = tab["table"][(h & 0xFFFFFFFF) % M]
+        h = lbhash.flow_hash(key, fl[0], vip["address"], fl[1], vip["port"], "tcp")
+        want = tab["table"][lbhash.slot(h, M)]
         if want != after[fl]:
             fail("new flow %s at %s, the table says %s" % (fl, after[fl], want))
     print("phase 3: all %d new flows at the backend of their Maglev slot" % len(new))
