@@ -13,8 +13,13 @@ decoded independently (lbpcap.decode_output) and checked:
 - established flows keep their backend, including on the draining and weight-0
   backends; flows of the removed and the down backend move, to a backend that
   may take new flows; new flows land only on backends that may take new flows;
-- every new flow's backend equals the published Maglev table's slot for it
-  (maglev_table raw dump, SipHash-1-3 computed here independently);
+- every new flow's backend is the one maglev_ref.py predicts (the Maglev
+  table of the membership this test configured and changed, the flow's key
+  per the VIP's key mode, SipHash-1-3 and table[h mod M], all computed here):
+  phase 1 from the configuration file, phase 3 from the model after the
+  changes, phase 4 on a VIP added at run time with src_ip keys and named,
+  weighted backends; the daemon's own tables (maglev_table raw) are only
+  compared with that reference, never used as the expectation;
 - the counters conserve packets.
 
 usage: membership_check.py IFACE SOCKET CONFIG
@@ -30,6 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lbhash  # noqa: E402
 import lbpcap  # noqa: E402
+import maglev_ref  # noqa: E402
 import spwrpc  # noqa: E402
 
 ETH_P_ALL = 0x0003
@@ -79,6 +85,35 @@ class Wire:
         return got
 
 
+class Model:
+    """This test's own record of a VIP's backends: what it configured, changed
+    by every call the daemon accepted. The reference tables come from it."""
+
+    def __init__(self, backends):
+        self.b = {}
+        for b in backends:
+            self.apply("backend_add", b)
+
+    def apply(self, method, p):
+        a = maglev_ref.canonical_address(p["address"])
+        if method == "backend_add":
+            if a in self.b:
+                raise AssertionError("model: %s added twice" % a)
+            self.b[a] = {"address": a, "weight": p.get("weight", 1),
+                         "state": p.get("state", "active")}
+            if p.get("name"):
+                self.b[a]["name"] = p["name"]
+        elif method == "backend_remove":
+            del self.b[a]
+        elif method == "backend_set":
+            self.b[a].update({k: p[k] for k in ("weight", "state") if k in p})
+        else:
+            raise AssertionError("model: no method %s" % method)
+
+    def table(self, seed, m):
+        return maglev_ref.vip_table(seed, m, list(self.b.values()))
+
+
 def main():
     iface, sock_path, cfg_path = sys.argv[1:4]
     import json
@@ -86,6 +121,10 @@ def main():
     vip = cfg["vips"][0]
     vref = spwrpc.vip_ref(vip["address"], vip["port"], vip["protocol"])
     rng = random.Random(7)
+    seed = cfg["maglev"]["seed"]
+    M = cfg["maglev"]["table_size"]
+    key = lbhash.key_from_seed(seed)
+    model = Model(vip["backends"])
     wire = Wire(iface)
     rpc = spwrpc.Client(sock_path)
     seq = [0]
@@ -157,6 +196,43 @@ def main():
             placed[fl] = bs[0]
         return placed
 
+    def call(method, **p):
+        """One change, through the socket and into the model."""
+        rpc.call(method, **p)
+        model.apply(method, p)
+
+    def call_batch(calls):
+        """A batch that must succeed as a whole (one transaction)."""
+        reps = rpc.batch(calls)
+        for r in reps:
+            if "error" in r:
+                fail("batch call failed: %s" % r["error"])
+        for method, p in calls:
+            model.apply(method, p)
+
+    def same_table(what, ref, want):
+        """The daemon's published table against the reference (a comparison:
+        the expectation is want, computed here)."""
+        got = rpc.call("maglev_table", vip=ref, raw=True)
+        if got["table_size"] != M:
+            fail("%s: table size %d, configured %d" % (what, got["table_size"], M))
+        d = maglev_ref.diff(got["table"], want)
+        if d:
+            fail("%s: the published Maglev table is not the reference: %s" % (what, d))
+        print("%s: published table identical to maglev_ref.py's (%s)" % (
+            what, ", ".join("%s=%d" % kv for kv in sorted(maglev_ref.slot_counts(want).items()))))
+
+    def predicted(what, placed, table, vaddr, port, mode):
+        """Every flow in placed ({(src, sport): backend}, all of them new
+        flows when they were placed) at its reference backend."""
+        for (src, sport), b in sorted(placed.items()):
+            want = maglev_ref.backend_for(table, key, src, vaddr, sport, port, "tcp", mode)
+            if b != want:
+                fail("%s: new flow %s:%d -> %s:%d at %s, maglev_ref.py says %s" % (
+                    what, src, sport, vaddr, port, b, want))
+        print("%s: all %d new flows at the backend maglev_ref.py predicts (key %s)" % (
+            what, len(placed), mode))
+
     def wait_all_workers():
         for _ in range(200):
             st = rpc.call("stats")
@@ -174,28 +250,29 @@ def main():
     for fl, b in before.items():
         by_backend.setdefault(b, []).append(fl)
     print("phase 1 spread: " + ", ".join("%s=%d" % (b, len(f)) for b, f in sorted(by_backend.items())))
+    t1 = model.table(seed, M)
+    same_table("phase 1", vref, t1)
+    predicted("phase 1", before, t1, vip["address"], vip["port"], vip.get("key", "5tuple"))
 
     def changes():
         """The membership changes, made while phase 2's packets are in flight:
         one call at a time, one batch (one transaction), a batch that must
         change nothing, and churn on a backend that carries no old flow."""
         time.sleep(0.05)
-        rpc.call("backend_set", vip=vref, address="10.1.0.2", state="draining")
-        rpc.call("backend_remove", vip=vref, address="10.1.0.3")
-        reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.4", "state": "down"}),
-                          ("backend_set", {"vip": vref, "address": "10.1.0.5", "weight": 0}),
-                          ("backend_add", {"vip": vref, "address": "10.1.0.7", "weight": 2})])
-        for r in reps:
-            if "error" in r:
-                fail("batch call failed: %s" % r["error"])
+        call("backend_set", vip=vref, address="10.1.0.2", state="draining")
+        call("backend_remove", vip=vref, address="10.1.0.3")
+        call_batch([("backend_set", {"vip": vref, "address": "10.1.0.4", "state": "down"}),
+                    ("backend_set", {"vip": vref, "address": "10.1.0.5", "weight": 0}),
+                    ("backend_add", {"vip": vref, "address": "10.1.0.7", "weight": 2})])
+        # Refused as a whole: the model does not change.
         reps = rpc.batch([("backend_set", {"vip": vref, "address": "10.1.0.1", "state": "down"}),
                           ("backend_set", {"vip": vref, "address": "10.9.9.9", "weight": 1})])
         codes = sorted(r["error"]["code"] for r in reps if "error" in r)
         if codes != [-32010, -32001]:
             fail("bad batch: expected errors -32010 and -32001, got %s" % reps)
         for i in range(10):
-            rpc.call("backend_add", vip=vref, address="10.1.0.8", weight=1, state="down")
-            rpc.call("backend_remove", vip=vref, address="10.1.0.8")
+            call("backend_add", vip=vref, address="10.1.0.8", weight=1, state="down")
+            call("backend_remove", vip=vref, address="10.1.0.8")
         wait_all_workers()
 
     new_ok = {"10.1.0.1", "10.1.0.6", "10.1.0.7"}  # active, weight > 0
@@ -241,25 +318,30 @@ def main():
         if after[fl] not in new_ok:
             fail("new flow %s went to %s, which takes no new flows" % (fl, after[fl]))
 
-    # New flows follow the published table: table[h mod M], h = low 32 bits of SipHash.
-    tab = rpc.call("maglev_table", vip=vref, raw=True)
-    key = lbhash.key_from_seed(cfg["maglev"]["seed"])
-    M = tab["table_size"]
-    for fl in new:
-        h = lbhash.flow_hash(key, fl[0], vip["address"], fl[1], vip["port"], "tcp")
-        want = tab["table"][lbhash.slot(h, M)]
-        if want != after[fl]:
-            fail("new flow %s at %s, the table says %s" % (fl, after[fl], want))
-    print("phase 3: all %d new flows at the backend of their Maglev slot" % len(new))
+    # New flows follow the reference table of the membership the changes left:
+    # 10.1.0.1 and 10.1.0.6 (weight 1) and 10.1.0.7 (weight 2).
+    t3 = model.table(seed, M)
+    if set(maglev_ref.slot_counts(t3)) != new_ok:
+        fail("model: %s in the table, expected %s" % (sorted(maglev_ref.slot_counts(t3)),
+                                                      sorted(new_ok)))
+    same_table("phase 3", vref, t3)
+    predicted("phase 3", {fl: after[fl] for fl in new}, t3, vip["address"], vip["port"],
+              vip.get("key", "5tuple"))
 
-    # A VIP added at run time serves at once; removed, its traffic is dropped and counted.
+    # A VIP added at run time serves at once, each new flow where the reference
+    # says: keyed by source address, backends with names (the identity) and
+    # weights. Removed, its traffic is dropped and counted.
     v2 = dict(address="192.0.2.11", port=80, protocol="tcp")
-    rpc.call("vip_add", backends=[{"address": "10.3.0.1"}, {"address": "10.3.0.2"}], **v2)
+    v2_backends = [{"address": "10.3.0.1", "name": "web-b"},
+                   {"address": "10.3.0.2", "name": "web-a", "weight": 2},
+                   {"address": "10.3.0.3"}]
+    rpc.call("vip_add", backends=v2_backends, key="src_ip", **v2)
     wait_all_workers()
     p4 = one_backend("phase 4 (new VIP)", exchange("phase 4 (new VIP)", new[:200], 2,
                                                    vaddr=v2["address"]))
-    if not set(p4.values()) <= {"10.3.0.1", "10.3.0.2"}:
-        fail("new VIP's flows reached %s" % sorted(set(p4.values())))
+    t4 = Model(v2_backends).table(seed, M)
+    same_table("phase 4", spwrpc.vip_ref(**v2), t4)
+    predicted("phase 4", p4, t4, v2["address"], v2["port"], "src_ip")
     no_vip0 = rpc.call("stats")["totals"]["drops"]["no_vip"]
     rpc.call("vip_remove", **v2)
     wait_all_workers()
