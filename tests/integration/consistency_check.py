@@ -2,21 +2,30 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Two spillwayd instances, one membership, different histories: same tables.
 
-Compares the instances' Maglev tables (method maglev_table, raw: the backend
-address of every slot) VIP by VIP, first as both started from the same
-configuration file, then after each was given the same final membership
-through its own control socket by a different sequence of changes (different
-orders, extra backends added and removed again, weights and states changed
-back and forth, some changes batched on one side and not on the other).
+Checks each instance's Maglev tables (method maglev_table, raw: the backend
+address of every slot, and the slot count of every backend) VIP by VIP
+against the reference, maglev_ref.py's table for the membership this test
+configured: first as both started from the same configuration file (CONFIG,
+the one test_consistency.sh wrote), then after each was given the same final
+membership, drawn here, through its own control socket by a different
+sequence of changes (different orders, extra backends added and removed
+again, weights and states changed back and forth, some changes batched on one
+side and not on the other). Both equal to the reference is both equal to each
+other. config_get only confirms that the histories reached the membership;
+neither it nor the daemons' tables are ever the expectation.
 
-usage: consistency_check.py SOCK_A SOCK_B SEED
+usage: consistency_check.py CONFIG SOCK_A SOCK_B SEED
 Prints one line per comparison; exits 1 on the first difference.
 """
 
+import json
+import os
 import random
 import sys
 
-import spwrpc
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import maglev_ref  # noqa: E402
+import spwrpc  # noqa: E402
 
 VIPS = [
     spwrpc.vip_ref("10.100.0.1", 80, "tcp"),
@@ -49,8 +58,16 @@ def key(v):
     return (v["address"], v["port"], v["protocol"])
 
 
+def from_config(cfg):
+    """{vip key: {address: (weight, state)}} of a configuration document."""
+    return {(v["address"], v["port"], v["protocol"]): {
+        maglev_ref.canonical_address(b["address"]): (b.get("weight", 1), b.get("state", "active"))
+        for b in v.get("backends", [])} for v in cfg["vips"]}
+
+
 def current(c):
-    """The instance's membership as config_get reports it."""
+    """The instance's membership as config_get reports it (to confirm that a
+    history reached its target, never as an expectation)."""
     m = {}
     for v in c.call("config_get")["vips"]:
         m[(v["address"], v["port"], v["protocol"])] = {
@@ -59,10 +76,11 @@ def current(c):
     return m
 
 
-def history(rng, c, target):
-    """Bring instance c to target by a random path; returns how many calls it took."""
+def history(rng, c, have, target):
+    """Bring instance c from membership have (this test's record of what it
+    configured there) to target by a random path; returns how many calls it took."""
     calls = 0
-    have = current(c)
+    have = {k: dict(v) for k, v in have.items()}
     if key(VIPS[2]) not in have:
         c.call("vip_add", **NEW_VIP)
         calls += 1
@@ -113,46 +131,58 @@ def history(rng, c, target):
     return calls
 
 
-def tables(c, v):
-    t = c.call("maglev_table", vip=v, raw=True)
-    return t["table_size"], t["table"], sorted((b["address"], b["slots"]) for b in t["backends"])
+def reference(mg, members):
+    """maglev_ref.py's table and slot counts for {address: (weight, state)}."""
+    backends = [{"address": a, "weight": w, "state": st} for a, (w, st) in members.items()]
+    table = maglev_ref.vip_table(mg["seed"], mg["table_size"], backends)
+    counts = maglev_ref.slot_counts(table)
+    return table, sorted((a, counts.get(a, 0)) for a in members)
 
 
-def compare(a, b, what):
+def check(instances, mg, model, what):
+    """Every instance's table of every VIP of model against the reference."""
     ok = True
     for v in VIPS:
-        try:
-            ta, tb = tables(a, v), tables(b, v)
-        except spwrpc.RpcError as e:
-            if e.code == -32001:
-                continue  # the VIP is not there (yet) on either: checked by the caller
-            raise
-        same = ta == tb
-        diff = sum(1 for x, y in zip(ta[1], tb[1]) if x != y)
-        used = len({s for s in ta[1] if s is not None})
-        print("%s %s:%d/%s: M=%d, %d backends in the table: %s" % (
-            what, v["address"], v["port"], v["protocol"], ta[0], used,
-            "identical" if same else "%d slots differ" % diff))
-        ok = ok and same
+        if key(v) not in model:
+            continue  # not added yet (the start-up configuration lacks it)
+        table, counts = reference(mg, model[key(v)])
+        for name, c in instances:
+            t = c.call("maglev_table", vip=v, raw=True)
+            d = maglev_ref.diff(t["table"], table) if t["table_size"] == mg["table_size"] else (
+                "table size %d, configured %d" % (t["table_size"], mg["table_size"]))
+            got = sorted((b["address"], b["slots"]) for b in t["backends"])
+            if not d and got != counts:
+                d = "backends and slots %s, the reference has %s" % (got, counts)
+            print("%s %s %s:%d/%s: M=%d, %d backends in the table: %s" % (
+                what, name, v["address"], v["port"], v["protocol"], mg["table_size"],
+                sum(1 for _, n in counts if n), "FAIL: " + d if d else "identical to maglev_ref.py"))
+            ok = ok and not d
     return ok
 
 
 def main():
-    sock_a, sock_b, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    cfg = json.load(open(sys.argv[1]))
+    sock_a, sock_b, seed = sys.argv[2], sys.argv[3], int(sys.argv[4])
+    mg = {"seed": "spillway", "table_size": 65537}
+    mg.update(cfg.get("maglev", {}))
     a, b = spwrpc.Client(sock_a, timeout=60), spwrpc.Client(sock_b, timeout=60)
-    if not compare(a, b, "start-up"):
+    instances = [("A", a), ("B", b)]
+    model = from_config(cfg)
+    if not check(instances, mg, model, "start-up"):
         return 1
+    have_a = have_b = model
     for rnd in range(3):
         rng = random.Random(seed * 100 + rnd)
         target = final_membership(rng)
-        na = history(random.Random(seed * 1000 + 2 * rnd), a, target)
-        nb = history(random.Random(seed * 1000 + 2 * rnd + 1), b, target)
+        na = history(random.Random(seed * 1000 + 2 * rnd), a, have_a, target)
+        nb = history(random.Random(seed * 1000 + 2 * rnd + 1), b, have_b, target)
         ma, mb = current(a), current(b)
         if ma != target or mb != target:
             print("FAIL: round %d: the histories did not reach the target membership" % rnd)
             return 1
+        have_a = have_b = target
         print("round %d: %d calls on A, %d on B, same membership" % (rnd, na, nb))
-        if not compare(a, b, "round %d" % rnd):
+        if not check(instances, mg, target, "round %d" % rnd):
             return 1
     return 0
 
