@@ -5,11 +5,15 @@
 Each round starts spillwayd with --state, streams changes through the control
 socket (backend adds, weight and state changes, VIP adds and removes),
 remembers every change the daemon acknowledged, and kills the daemon with
-SIGKILL at a random moment. Then: the state file must be valid JSON holding
-every acknowledged change (the one unacknowledged in-flight change may or may
-not be there), and a restart from it must come back with that configuration
-(config_get) and Maglev tables identical to those of a second process started
-from the same state file.
+SIGKILL at a random moment. The test keeps its own model of the
+configuration: the file it wrote, then every change the daemon acknowledged.
+After each kill: the state file must be valid JSON holding exactly the model
+(the one unacknowledged in-flight change may or may not be there, and the
+model then takes it), and the restart from it must come back with that
+configuration (config_get) and, for every VIP, the Maglev table maglev_ref.py
+computes from the model (maglev_table raw, slot for slot). At the end two
+processes started from the same state file must both publish those tables.
+The daemon's own tables are only ever compared with the reference.
 
 usage: restart_check.py SPILLWAYD WORKDIR [ROUNDS]
 """
@@ -24,6 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import maglev_ref  # noqa: E402
 import spwrpc  # noqa: E402
 
 SPW, WORK = sys.argv[1], sys.argv[2]
@@ -62,12 +67,18 @@ def start(tag, sock):
     fail("spillwayd (%s) never opened its socket" % tag)
 
 
-def tables(c, cfg):
-    out = {}
-    for v in cfg["vips"]:
-        ref = {"address": v["address"], "port": v["port"], "protocol": v["protocol"]}
-        out[json.dumps(ref, sort_keys=True)] = c.call("maglev_table", vip=ref, raw=True)["table"]
-    return out
+def check_tables(c, mg, model, what):
+    """Every VIP's published table against maglev_ref.py's for the model;
+    returns how many tables were checked."""
+    for (addr, port, proto), backends in sorted(model.items()):
+        want = maglev_ref.vip_table(mg["seed"], mg["table_size"], [
+            {"address": a, "weight": w, "state": st} for a, w, st in backends])
+        got = c.call("maglev_table", vip=spwrpc.vip_ref(addr, port, proto), raw=True)
+        d = maglev_ref.diff(got["table"], want)
+        if d:
+            fail("%s: VIP %s:%d/%s: the published table is not maglev_ref.py's for the "
+                 "model %s: %s" % (what, addr, port, proto, backends, d))
+    return len(model)
 
 
 def norm(cfg):
@@ -98,11 +109,12 @@ def with_change(model, call):
 
 def main():
     rng = random.Random(int(os.environ.get("SPW_RESTART_SEED", "5")))
-    json.dump({"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
-               "maglev": {"table_size": 65537, "seed": "restart-test"},
-               "vips": [dict(VIP, backends=[{"address": "10.1.0.1"}, {"address": "10.1.0.2"}])]},
-              open(CONFIG, "w"))
-    expected = None       # norm() of the configuration after the last acknowledged change
+    mg = {"table_size": 65537, "seed": "restart-test"}
+    config = {"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
+              "maglev": mg,
+              "vips": [dict(VIP, backends=[{"address": "10.1.0.1"}, {"address": "10.1.0.2"}])]}
+    json.dump(config, open(CONFIG, "w"))
+    expected = norm(config)  # the model: the configuration after the last acknowledged change
     n_acked = 0
     serial = 0
     for rnd in range(ROUNDS):
@@ -112,10 +124,12 @@ def main():
         leftovers = [f for f in os.listdir(WORK) if f.startswith("state.json.")]
         if leftovers:
             fail("round %d: temporary state files not cleaned up at start: %s" % (rnd, leftovers))
-        if expected is not None and norm(cur) != expected:
+        if norm(cur) != expected:
             fail("round %d: restart lost acknowledged changes:\n got %s\n want %s" %
                  (rnd, norm(cur), expected))
-        expected = norm(cur)
+        n_tables = check_tables(c, mg, expected, "round %d, after the restart" % rnd)
+        print("round %d: restarted with the model's configuration and %d reference tables" %
+              (rnd, n_tables))
         stop = threading.Event()
         kill_after = rng.uniform(0.05, 0.6)
         threading.Timer(kill_after, lambda: (os.kill(p.pid, signal.SIGKILL), stop.set())).start()
@@ -166,22 +180,19 @@ def main():
         print("round %d: killed after %.2f s; state file valid, %d changes acknowledged so far"
               % (rnd, kill_after, n_acked))
 
-    # Tables: a restarted daemon and an independent second process agree byte for byte.
-    p1, c1 = start("final-a", os.path.join(WORK, "a.sock"))
-    cfg = c1.call("config_get")
-    t1 = tables(c1, cfg)
-    p1.send_signal(signal.SIGTERM)
-    p1.wait()
-    p2, c2 = start("final-b", os.path.join(WORK, "b.sock"))
-    t2 = tables(c2, cfg)
-    p2.send_signal(signal.SIGTERM)
-    p2.wait()
-    if t1 != t2:
-        fail("Maglev tables differ between two starts from the same state file")
-    if p1.returncode != 0 or p2.returncode != 0:
-        fail("clean stops exited %s, %s" % (p1.returncode, p2.returncode))
-    print("PASS: %d rounds, %d acknowledged changes, none lost; %d tables identical across restarts"
-          % (ROUNDS, n_acked, len(t1)))
+    # Two more starts from the same state file: both with the model's
+    # configuration and the reference tables, so identical byte for byte.
+    for tag in ("final-a", "final-b"):
+        p, c = start(tag, os.path.join(WORK, tag + ".sock"))
+        if norm(c.call("config_get")) != expected:
+            fail("%s: the configuration is not the model's" % tag)
+        n_tables = check_tables(c, mg, expected, tag)
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+        if p.returncode != 0:
+            fail("%s: clean stop exited %s" % (tag, p.returncode))
+    print("PASS: %d rounds, %d acknowledged changes, none lost; %d tables equal to "
+          "maglev_ref.py's on every restart" % (ROUNDS, n_acked, n_tables))
 
 
 if __name__ == "__main__":
