@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """kill -9 during a stream of changes, then restart: nothing acknowledged is lost.
 
-Each round starts spillwayd with --state, streams changes through the control
-socket (backend adds, weight and state changes, VIP adds and removes),
-remembers every change the daemon acknowledged, and kills the daemon with
-SIGKILL at a random moment. The test keeps its own model of the
-configuration: the file it wrote, then every change the daemon acknowledged.
+Each round starts spillwayd with --state, streams random changes through the
+control socket (backend adds, some named, some draining or down; weight and
+state changes; backend removes; VIP removes, of the configured VIP too, and
+VIP adds, new ones and re-adds of removed ones), remembers every change the
+daemon acknowledged, and kills the daemon with SIGKILL at a random moment.
+The test keeps its own model of the configuration: the file it wrote, then
+every change the daemon acknowledged (the changes are drawn from the model,
+so the daemon must accept each one).
 After each kill: the state file must be valid JSON holding exactly the model
 (the one unacknowledged in-flight change may or may not be there, and the
 model then takes it), and the restart from it must come back with that
@@ -72,7 +75,7 @@ def check_tables(c, mg, model, what):
     returns how many tables were checked."""
     for (addr, port, proto), backends in sorted(model.items()):
         want = maglev_ref.vip_table(mg["seed"], mg["table_size"], [
-            {"address": a, "weight": w, "state": st} for a, w, st in backends])
+            {"address": a, "weight": w, "state": st, "name": n} for a, w, st, n in backends])
         got = c.call("maglev_table", vip=spwrpc.vip_ref(addr, port, proto), raw=True)
         d = maglev_ref.diff(got["table"], want)
         if d:
@@ -81,14 +84,18 @@ def check_tables(c, mg, model, what):
     return len(model)
 
 
+def vkey(v):
+    return (v["address"], v["port"], v["protocol"])
+
+
+def entry(b):
+    """A backend as the model keeps it: (address, weight, state, name or "")."""
+    return (b["address"], b.get("weight", 1), b.get("state", "active"), b.get("name", ""))
+
+
 def norm(cfg):
     """Compare configurations by VIPs and backends, order-insensitive."""
-    vips = {}
-    for v in cfg["vips"]:
-        k = (v["address"], v["port"], v["protocol"])
-        vips[k] = sorted((b["address"], b.get("weight", 1), b.get("state", "active"))
-                         for b in v.get("backends", []))
-    return vips
+    return {vkey(v): sorted(entry(b) for b in v.get("backends", [])) for v in cfg["vips"]}
 
 
 def with_change(model, call):
@@ -96,15 +103,99 @@ def with_change(model, call):
     m = {k: list(v) for k, v in model.items()}
     method, p = call
     if method == "vip_add":
-        m[(p["address"], p["port"], p["protocol"])] = sorted(
-            (b["address"], b.get("weight", 1), "active") for b in p["backends"])
-        return m
-    k = (p["vip"]["address"], p["vip"]["port"], p["vip"]["protocol"])
-    if method == "backend_add":
-        m[k] = sorted(m[k] + [(p["address"], p.get("weight", 1), "active")])
+        m[vkey(p)] = sorted(entry(b) for b in p["backends"])
+    elif method == "vip_remove":
+        del m[vkey(p)]
+    elif method == "backend_add":
+        m[vkey(p["vip"])] = sorted(m[vkey(p["vip"])] + [entry(p)])
+    elif method == "backend_remove":
+        m[vkey(p["vip"])] = [e for e in m[vkey(p["vip"])] if e[0] != p["address"]]
     elif method == "backend_set":
-        m[k] = sorted((a, p["weight"] if a == p["address"] else w, st) for a, w, st in m[k])
+        m[vkey(p["vip"])] = sorted(
+            (a, p.get("weight", w), p.get("state", st), n) if a == p["address"] else (a, w, st, n)
+            for a, w, st, n in m[vkey(p["vip"])])
+    else:
+        raise AssertionError("no model for %s" % method)
     return m
+
+
+class Changes:
+    """Draws the next change from the model: valid against it, so the daemon
+    must accept every one (addresses are never reused, except VIPs re-added)."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.n_backends = 0
+        self.n_vips = 0
+        self.seen = {vkey(VIP)}  # every VIP ever in the model: the removed ones may come back
+        self.kind = ""  # of the last change drawn, for the summary
+        self.readd = False
+        self.first = []  # changes to draw before random ones
+
+    def begin_round(self):
+        """Every round starts with a VIP remove and a re-add of a removed
+        VIP (whatever the kill leaves time for), then goes on at random."""
+        self.first = [0.95, 0.80]
+
+    def backend(self):
+        r = self.rng
+        self.n_backends += 1
+        n = self.n_backends
+        b = {"address": "10.%d.%d.%d" % (2 + n // 62500, n // 250 % 250, 1 + n % 250),
+             "weight": r.randint(1, 5) if r.random() < 0.9 else 0}
+        if r.random() < 0.2:
+            b["name"] = "be-%d" % n
+        if r.random() < 0.15:
+            b["state"] = r.choice(["draining", "down"])
+        return b
+
+    def next(self, model):
+        self.readd = False
+        call = self._draw(model, self.first.pop(0) if self.first else self.rng.random())
+        self.kind = call[0]
+        if call[0] in ("vip_add", "vip_remove") and vkey(call[1]) == vkey(VIP):
+            self.kind += " (configured VIP)"
+        elif self.readd:
+            self.kind += " (re-add)"
+        return call
+
+    def _draw(self, model, op):
+        """op in [0, 1) picks the kind of change: [0, .40) backend_add, [.40,
+        .62) backend_set, [.62, .70) backend_remove, [.70, .78) vip_add of a
+        new VIP, [.78, .85) re-add of a removed VIP (a new one if none is),
+        [.85, 1) vip_remove; one that is not possible falls through to vip_add."""
+        r = self.rng
+        vips = sorted(model)
+        with_backends = [k for k in vips if model[k]]
+        if op < 0.40 and vips:
+            k = vkey(VIP) if vkey(VIP) in model and r.random() < 0.6 else r.choice(vips)
+            return ("backend_add", dict(self.backend(), vip=spwrpc.vip_ref(*k)))
+        if op < 0.62 and with_backends:
+            k = r.choice(with_backends)
+            p = {"vip": spwrpc.vip_ref(*k), "address": r.choice(model[k])[0]}
+            what = r.random()
+            if what < 0.75:
+                p["weight"] = r.randint(0, 5)
+            if what >= 0.5:
+                p["state"] = r.choice(["active", "active", "draining", "down"])
+            return ("backend_set", p)
+        if op < 0.70 and with_backends:
+            k = r.choice(with_backends)
+            return ("backend_remove", {"vip": spwrpc.vip_ref(*k),
+                                       "address": r.choice(model[k])[0]})
+        if op < 0.85 or not vips:
+            gone = sorted(self.seen - set(model))
+            if gone and op >= 0.78:
+                k = r.choice(gone)  # a re-add, with new backends
+                self.readd = True
+            else:
+                self.n_vips += 1
+                k = ("198.18.%d.%d" % (self.n_vips // 250, 1 + self.n_vips % 250),
+                     r.choice([443, 8443]), r.choice(["tcp", "udp"]))
+                self.seen.add(k)
+            return ("vip_add", dict(spwrpc.vip_ref(*k),
+                                    backends=[self.backend() for _ in range(r.randint(1, 3))]))
+        return ("vip_remove", spwrpc.vip_ref(*r.choice(vips)))
 
 
 def main():
@@ -116,7 +207,8 @@ def main():
     json.dump(config, open(CONFIG, "w"))
     expected = norm(config)  # the model: the configuration after the last acknowledged change
     n_acked = 0
-    serial = 0
+    n_ops = {}
+    changes = Changes(rng)
     for rnd in range(ROUNDS):
         sock = os.path.join(WORK, "ctl.sock")   # the same path: a stale file after kill -9
         p, c = start("r%d" % rnd, sock)
@@ -134,21 +226,10 @@ def main():
         kill_after = rng.uniform(0.05, 0.6)
         threading.Timer(kill_after, lambda: (os.kill(p.pid, signal.SIGKILL), stop.set())).start()
         pending = []
+        changes.begin_round()
         try:
             while not stop.is_set():
-                serial += 1
-                op = rng.random()
-                addr = "10.2.%d.%d" % (serial // 250 % 250, 1 + serial % 250)
-                if op < 0.5:
-                    call = ("backend_add", {"vip": VIP, "address": addr, "weight": rng.randint(1, 5)})
-                elif op < 0.8 and len(expected[(VIP["address"], 80, "tcp")]) > 1:
-                    b = rng.choice(expected[(VIP["address"], 80, "tcp")])[0]
-                    call = ("backend_set", {"vip": VIP, "address": b,
-                                            "weight": rng.randint(0, 5)})
-                else:
-                    vaddr = "192.0.2.%d" % (20 + serial % 200)
-                    call = ("vip_add", {"address": vaddr, "port": 443, "protocol": "tcp",
-                                        "backends": [{"address": addr}]})
+                call = changes.next(expected)
                 pending = [call]
                 c.call(call[0], **call[1])
                 # Acknowledged: the model moves on now (asking the daemon
@@ -156,9 +237,11 @@ def main():
                 expected = with_change(expected, call)
                 pending = []
                 n_acked += 1
-        except (OSError, ConnectionError, spwrpc.RpcError) as e:
-            if isinstance(e, spwrpc.RpcError) and e.code != -32002:
-                fail("round %d: change refused: %s" % (rnd, e))
+                n_ops[changes.kind] = n_ops.get(changes.kind, 0) + 1
+        except (OSError, ConnectionError):
+            pass  # the kill
+        except spwrpc.RpcError as e:
+            fail("round %d: change %s refused: %s" % (rnd, pending, e))
         p.wait()
         c.close()
         if p.returncode != -signal.SIGKILL:
@@ -177,8 +260,9 @@ def main():
             print("round %d: the in-flight change %s was persisted before the kill" %
                   (rnd, pending[0][0]))
             expected = got
-        print("round %d: killed after %.2f s; state file valid, %d changes acknowledged so far"
-              % (rnd, kill_after, n_acked))
+        print("round %d: killed after %.2f s; state file valid, %d changes acknowledged so far "
+              "(%s)" % (rnd, kill_after, n_acked,
+                        ", ".join("%s %d" % kv for kv in sorted(n_ops.items()))))
 
     # Two more starts from the same state file: both with the model's
     # configuration and the reference tables, so identical byte for byte.
