@@ -330,11 +330,13 @@ def main():
 
     # A VIP added at run time serves at once, each new flow where the reference
     # says: keyed by source address, backends with names (the identity) and
-    # weights. Removed, its traffic is dropped and counted.
+    # weights. With weights 1, 2, 1, 1 (W = 5, M mod 5 = 2) the two slots
+    # left over go to the weight-2 one and, of three equal remainders, to the
+    # first identity (10.3.0.3). Removed, its traffic is dropped and counted.
     v2 = dict(address="192.0.2.11", port=80, protocol="tcp")
     v2_backends = [{"address": "10.3.0.1", "name": "web-b"},
                    {"address": "10.3.0.2", "name": "web-a", "weight": 2},
-                   {"address": "10.3.0.3"}]
+                   {"address": "10.3.0.3"}, {"address": "10.3.0.4"}]
     rpc.call("vip_add", backends=v2_backends, key="src_ip", **v2)
     wait_all_workers()
     p4 = one_backend("phase 4 (new VIP)", exchange("phase 4 (new VIP)", new[:200], 2,
