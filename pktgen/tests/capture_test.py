@@ -16,6 +16,7 @@ usage: capture_test.py SPILLGEN
 import json
 import logging
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -40,7 +41,11 @@ def check(cond, what):
 
 def run(work, prefix, vdev, args):
     cmd = [SPILLGEN] + EAL + ["--file-prefix", prefix, "--vdev", vdev, "--"] + args
-    p = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=120)
+    try:
+        p = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=120)
+    finally:
+        # The EAL runtime folder of this run's own prefix.
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
     if p.returncode != 0:
         print(p.stdout, p.stderr)
         raise SystemExit("spillgen failed: %s" % " ".join(cmd))

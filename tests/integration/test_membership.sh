@@ -24,6 +24,7 @@ cleanup() {
 	fi
 	ip netns del "$NS_LB" 2>/dev/null || true
 	ip netns del "$NS_CL" 2>/dev/null || true
+	rm -rf "/var/run/dpdk/spw-m-$$" 2>/dev/null || true
 	[ "$rc" -ne 0 ] && [ -f "$WORK/spillwayd.log" ] && tail -20 "$WORK/spillwayd.log"
 	rm -rf "$WORK"
 	exit "$rc"
