@@ -3,7 +3,8 @@
 # spillgen <-> spillwayd over memif (pktgen/run-memif.sh), a short bounded run
 # at a modest rate, then the JSON is checked: no loss, no duplicates, every
 # flow at exactly one backend, every configured backend used, and the spread
-# close to the weights once the Zipf head is taken out (uniform flows, s = 0).
+# close to the weights once the Zipf head is taken out (uniform flows, s = 0);
+# then a second run in which spillwayd stops first (STOP_ORDER=spillwayd-first).
 #
 #   memif_test.sh SPILLGEN SPILLWAYD
 set -euo pipefail
@@ -46,3 +47,10 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
+
+# The other stop order: spillwayd leaves first and spillgen must see the link
+# go down and stop cleanly (run-memif.sh fails if either side exits non-zero).
+echo "== STOP_ORDER=spillwayd-first"
+STOP_ORDER=spillwayd-first timeout 100 "$ROOT/pktgen/run-memif.sh" -b "$BUILD" -- \
+	-d 2 -r 20k -f 1000 -z 0 --drain 1000 --no-progress -q --json "$BUILD/results2.json"
+echo "PASS: both stop orders"

@@ -10,7 +10,10 @@
 #   - the same uid without the group cannot connect (spillctl exit 3,
 #     "Permission denied") nor read the state file;
 #   - with --control-mode 0600 the group member is refused too;
-#   - SIGTERM: exit 0, final stats with the mbuf pool full (mempool in_use 0).
+#   - SIGTERM: exit 0, final stats with the mbuf pool full (mempool in_use 0);
+#   - spillwayd itself as uid 65534 with no capability (empty effective and
+#     bounding sets, --no-huge, EAL's runtime folder under XDG_RUNTIME_DIR)
+#     forwards on net_null, answers on its socket and stops cleanly.
 # usage: test_privilege.sh SPILLWAYD SPILLCTL
 set -euo pipefail
 SPW=$(readlink -f "${1:?usage: test_privilege.sh SPILLWAYD SPILLCTL}")
@@ -115,6 +118,50 @@ set -e
 "$CTL_BIN" -s "$SOCK" vip list >/dev/null || fail "root (owner) refused with mode 0600"
 echo "  ok: mode 0600, group member refused, owner served"
 stop owner
+
+echo "== spillwayd itself as uid $NOBODY with no capability at all (net_null, --no-huge)"
+# What docs/reliability.md says a net_null/net_pcap/net_memif deployment needs:
+# an ordinary user, an empty bounding set, EAL's runtime folder under
+# XDG_RUNTIME_DIR. The daemon forwards, answers on its socket, stops on SIGTERM
+# with exit 0 and every mbuf back.
+UP=$WORK/unpriv
+mkdir -p "$UP/xdg"
+chown -R "$NOBODY:$NOBODY" "$UP"
+chmod 0700 "$UP"
+cp "$WORK/lb.json" "$UP/lb.json"
+chown "$NOBODY:$NOBODY" "$UP/lb.json"
+SOCK=$UP/ctl.sock
+timeout -k 5 120 setpriv --reuid "$NOBODY" --regid "$NOBODY" --groups "$GID" \
+	--inh-caps=-all --bounding-set=-all -- env XDG_RUNTIME_DIR="$UP/xdg" \
+	"$SPW" --no-huge -m 256 --no-pci --file-prefix "$PREFIX-unpriv" -l 0-1 --vdev=net_null0 \
+	-- --config "$UP/lb.json" --control "$SOCK" --stats-file "$UP/stats.json" \
+	>"$WORK/unpriv.log" 2>&1 &
+PID=$!
+up=0
+for _ in $(seq 300); do
+	[ -S "$SOCK" ] && "$CTL_BIN" -s "$SOCK" version >/dev/null 2>&1 && { up=1; break; }
+	kill -0 "$PID" 2>/dev/null || break
+	sleep 0.1
+done
+[ "$up" = 1 ] || { echo "FAIL: unprivileged spillwayd did not come up:"; cat "$WORK/unpriv.log"; exit 1; }
+DPID=$(pgrep -P "$PID" -x spillwayd || true)
+[ -n "$DPID" ] || DPID=$(pgrep -f "file-prefix $PREFIX-unpriv" | head -n 1)
+read -r uid caps < <(awk '/^Uid:/{u=$2} /^CapEff:/{c=$2} END{print u, c}' "/proc/$DPID/status")
+[ "$uid" = "$NOBODY" ] || fail "spillwayd runs as uid $uid, want $NOBODY"
+[ "$caps" = 0000000000000000 ] || fail "spillwayd has capabilities $caps, want none"
+read -r bnd < <(awk '/^CapBnd:/{print $2}' "/proc/$DPID/status")
+[ "$bnd" = 0000000000000000 ] || fail "bounding set $bnd, want empty"
+# Let it forward for a while (bounded: the null PMD never runs dry).
+for _ in $(seq 50); do
+	rx=$("$CTL_BIN" -s "$SOCK" --json stats 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["rx_packets"])' || echo 0)
+	[ "${rx:-0}" -gt 1000000 ] && break
+	sleep 0.1
+done
+[ "${rx:-0}" -gt 0 ] || fail "unprivileged spillwayd received nothing"
+echo "  ok: uid $uid, CapEff $caps, CapBnd $bnd, $rx packets received"
+ln -s "$UP/stats.json" "$WORK/unpriv-stats.json"
+stop unpriv
 
 [ "$FAILED" -eq 0 ] || exit 1
 echo "PASS"
