@@ -54,7 +54,8 @@ test_rpc_version(void **state)
 	struct fake *f = *state;
 	json_t *r, *res = call_ok(f, REQ0("version"), &r);
 
-	assert_string_equal(show(res), "{\"version\":\"0.1.0\",\"protocol\":1}");
+	/* The project version meson was configured with (meson.build). */
+	assert_string_equal(show(res), "{\"version\":\"" SPILLWAY_VERSION "\",\"protocol\":1}");
 	assert_id(r, "1");
 	json_decref(r);
 	/* Empty params are the same as none. */
