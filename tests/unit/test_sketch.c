@@ -164,6 +164,44 @@ test_sketch_windows(void **state)
 }
 
 /*
+ * The candidate gate (LB_SKETCH_GATE_SHIFT): a key becomes a candidate only
+ * once its estimate reaches 2^-9 of its VIP's running total. A VIP carries
+ * 40,000 keys of two packets each (their estimates, inflated by collisions,
+ * stay far below the gate of ~200), a key of 64 packets (0.08%: below the gate
+ * all along) and a key of 2,000 packets (2.4%: above it), interleaved
+ * (one light packet every 625 background keys, one heavy every 20).
+ * Only the heavy key may be named; the others are counted but unnamed.
+ */
+static void
+test_sketch_gate_keeps_light_keys_out(void **state)
+{
+	struct lb_sketch *sk = lb_sketch_create(0);
+	static struct lb_sketch_cand c[LB_SKETCH_CANDS];
+	static uint64_t totals[LB_MAX_VIPS];
+	struct lb_flow_key light, heavy;
+	uint32_t n = 0;
+
+	(void)state;
+	assert_non_null(sk);
+	flow_key_make(&light, 1000001);
+	flow_key_make(&heavy, 1000002);
+	for (uint32_t i = 0; i < 40000; i++) {
+		add_n(sk, 2, i, 2);
+		if (i % 625 == 0)
+			lb_sketch_add(sk, 2, lb_hash_flow(&g_hkey, &light), &light, 1);
+		if (i % 20 == 0)
+			lb_sketch_add(sk, 2, lb_hash_flow(&g_hkey, &heavy), &heavy, 1);
+	}
+	lb_sketch_poll(sk, 1);
+	assert_true(lb_sketch_read(sk, 0, c, LB_SKETCH_CANDS, &n, totals));
+	assert_int_equal(totals[2], 80000 + 64 + 2000);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].key_hash, lb_hash_flow(&g_hkey, &heavy));
+	assert_true(c[0].count >= 2000);
+	lb_sketch_free(sk);
+}
+
+/*
  * A reader racing the worker: window w carries exactly PER_WINDOW packets of
  * weight w + 1 on one key whose hash is w, so any torn copy (totals of one
  * window, candidate of another, or a half-cleared buffer) shows. Reads that
@@ -546,6 +584,7 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sketch_create_rejects_shift);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sketch_memory);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sketch_windows);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sketch_gate_keeps_light_keys_out);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_sketch_racing_reader);
 	for (size_t i = 0; i < sizeof(under_cases) / sizeof(under_cases[0]); i++) {
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_sketch_never_under,
