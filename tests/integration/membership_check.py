@@ -44,6 +44,10 @@ CLIENT_MAC = "02:00:00:00:0c:01"
 LB_MAC = "02:00:00:00:0b:01"
 
 
+# Rounds of retransmission of lost packets per phase (see exchange()).
+RETRIES = 3
+
+
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
@@ -163,25 +167,50 @@ def main():
             print("%s: %d packets sent, none came back" % (name, len(frames)))
             return {}
         seen = {}
-        for fr in got:
-            d = lbpcap.decode_output(fr)
-            if d.kind != "encap" or d.errors:
-                fail("%s: unexpected frame back: kind %s errors %s" % (name, d.kind, d.errors))
-            tag = d.inner[-16:]
-            if not tag.startswith(b"spw-seq:"):
-                fail("%s: inner packet without a sequence tag" % name)
-            s = int(tag[8:])
-            if s not in sent:
-                fail("%s: packet %d was not sent in this phase" % (name, s))
-            if s in seen:
-                fail("%s: packet %d came back twice" % (name, s))
-            if d.inner != sent[s][1]:
-                fail("%s: packet %d inner bytes differ from what was sent" % (name, s))
-            seen[s] = d.outer_dst
+
+        def account(frames_back):
+            for fr in frames_back:
+                d = lbpcap.decode_output(fr)
+                if d.kind != "encap" or d.errors:
+                    fail("%s: unexpected frame back: kind %s errors %s" % (name, d.kind, d.errors))
+                tag = d.inner[-16:]
+                if not tag.startswith(b"spw-seq:"):
+                    fail("%s: inner packet without a sequence tag" % name)
+                s = int(tag[8:])
+                if s not in sent:
+                    fail("%s: packet %d was not sent in this phase" % (name, s))
+                if s in seen:
+                    fail("%s: packet %d came back twice" % (name, s))
+                if d.inner != sent[s][1]:
+                    fail("%s: packet %d inner bytes differ from what was sent" % (name, s))
+                seen[s] = d.outer_dst
+
+        account(got)
+        # Loss under a loaded machine (the veth or the af_packet ring drops
+        # when a side is not scheduled) is attributed, not failed on: the
+        # missing packets are sent again, the same bytes, up to RETRIES
+        # rounds, and counted. Whatever the daemon sends back must still be
+        # right; a packet still missing after that fails the test.
+        retransmitted = 0
+        for _ in range(RETRIES):
+            missing = [s for s in sent if s not in seen]
+            if not missing:
+                break
+            retransmitted += len(missing)
+            again = [lbpcap.eth_frame(sent[s][1], CLIENT_MAC, LB_MAC) for s in missing]
+            back = []
+            rx = threading.Thread(target=lambda: back.extend(wire.receive(len(again), timeout=10)))
+            rx.start()
+            wire.send(again)
+            rx.join()
+            account(back)
         missing = [s for s in sent if s not in seen]
         if missing:
-            fail("%s: %d of %d packets never came back (first: %d)" %
-                 (name, len(missing), len(sent), missing[0]))
+            fail("%s: %d of %d packets never came back, %d retransmissions included (first: %d)" %
+                 (name, len(missing), len(sent), retransmitted, missing[0]))
+        if retransmitted:
+            print("%s: %d packets lost on the way and sent again (loaded machine)" %
+                  (name, retransmitted))
         path = {}
         for s in sorted(seen):
             path.setdefault(sent[s][0], []).append(seen[s])
