@@ -63,9 +63,8 @@ lb_config_json_type(const json_t *v)
 	}
 }
 
-/* Reject keys not in the allowed list (a typo must not be silently ignored). */
-static int
-check_keys(struct ctx *c, const char *path, const json_t *obj, const char *const *allowed)
+const char *
+lb_config_unknown_key(const json_t *obj, const char *const *allowed)
 {
 	const char *k;
 	json_t *v;
@@ -76,14 +75,23 @@ check_keys(struct ctx *c, const char *path, const json_t *obj, const char *const
 		for (a = allowed; *a != NULL; a++)
 			if (strcmp(*a, k) == 0)
 				break;
-		if (*a == NULL) {
-			char sub[256];
-
-			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
-			return fail(c, sub, "unknown field");
-		}
+		if (*a == NULL)
+			return k;
 	}
-	return 0;
+	return NULL;
+}
+
+/* Reject keys not in the allowed list (a typo must not be silently ignored). */
+static int
+check_keys(struct ctx *c, const char *path, const json_t *obj, const char *const *allowed)
+{
+	const char *k = lb_config_unknown_key(obj, allowed);
+	char sub[256];
+
+	if (k == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+	return fail(c, sub, "unknown field");
 }
 
 static void

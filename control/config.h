@@ -130,4 +130,11 @@ struct lb_config *lb_config_clone(const struct lb_config *cfg);
 /** How a value's type is named in messages: "a string", "an integer", "null". */
 const char *lb_config_json_type(const json_t *v);
 
+/**
+ * The first member of object obj whose name is not in allowed (a NULL-ended
+ * list), or NULL if every member is allowed: how the configuration file and
+ * the control socket refuse unknown fields.
+ */
+const char *lb_config_unknown_key(const json_t *obj, const char *const *allowed);
+
 #endif /* LB_CONFIG_H */

@@ -83,20 +83,12 @@ int
 lb_rpc_check_keys(struct lb_rpc_outcome *o, const json_t *obj, const char *path,
                   const char *const *allowed)
 {
-	const char *k;
-	json_t *v;
+	const char *k = lb_config_unknown_key(obj, allowed);
 
-	json_object_foreach ((json_t *)obj, k, v) {
-		const char *const *a;
-
-		for (a = allowed; *a != NULL; a++)
-			if (strcmp(*a, k) == 0)
-				break;
-		if (*a == NULL)
-			return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS, "%s%s%s: unknown field",
-			                   path, *path ? "." : "", k);
-	}
-	return 0;
+	if (k == NULL)
+		return 0;
+	return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS, "%s%s%s: unknown field", path,
+	                   *path ? "." : "", k);
 }
 
 /* A VIP reference {address, port, protocol} at path ("" when it is the params). */
