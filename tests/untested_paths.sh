@@ -13,7 +13,9 @@ for b in "$@"; do
 	[[ -f $log ]] || continue
 	while IFS=$'\t' read -r name reason; do
 		echo "skipped in $b: $name: $reason"
-		untested+=("$name ($reason)")
+		seen=0
+		for u in "${untested[@]}"; do [[ $u == "$name ($reason)" ]] && seen=1; done
+		[[ $seen = 1 ]] || untested+=("$name ($reason)")
 	done < <(/usr/bin/python3 - "$log" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
