@@ -37,6 +37,14 @@
 # down. Either side may leave first (both handle a memif peer leaving: see
 # the memif gate in pktgen/main.c and dataplane/main.c). The exit status is
 # spillgen's, else spillwayd's if that is not 0.
+# Link bring-up is retried: if spillgen reports the memif link still down
+# after LINK_WAIT seconds (default 15), both sides are stopped by PID and
+# started again on a new socket, at most LINK_TRIES attempts in all (default
+# 3); each retry is reported on stderr with the DUT's memif handshake lines.
+# Nothing has been sent when a link fails, so a retry repeats no traffic; the
+# DUT of the next attempt is a new process (spillwayd with --state reloads
+# that file), so a client of its control socket must find it and reconnect.
+# spillgen's stderr is kept in W/spillgen-N.err (and shown as it comes).
 # Both processes are stopped by PID; the socket directory is removed at exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +60,7 @@ while getopts "b:c:D:kh" opt; do
 	c) LBCONF=$(realpath "$OPTARG") ;;
 	D) DUT=$OPTARG ;;
 	k) KEEP=1 ;;
-	h) sed -n '3,40p' "$0"; exit 0 ;;
+	h) sed -n '3,48p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -63,6 +71,9 @@ WORK=$(mktemp -d /tmp/spillgen.XXXXXX)
 SOCK=$WORK/memif.sock
 SG_PID=
 LB_PID=
+TAIL_PID=
+LINK_TRIES=${LINK_TRIES:-3}
+LINK_WAIT=${LINK_WAIT:-15}
 
 cleanup() {
 	local rc=$?
@@ -74,7 +85,11 @@ cleanup() {
 		kill -TERM "$LB_PID" 2>/dev/null || true
 		wait "$LB_PID" 2>/dev/null || true
 	fi
-	rm -f "$SOCK"
+	if [ -n "$TAIL_PID" ] && kill -0 "$TAIL_PID" 2>/dev/null; then
+		kill -TERM "$TAIL_PID" 2>/dev/null || true
+		wait "$TAIL_PID" 2>/dev/null || true
+	fi
+	rm -f "$WORK"/memif*.sock
 	rm -rf "/var/run/dpdk/spillgen-$$" "/var/run/dpdk/spillwayd-$$" "/var/run/dpdk/testpmd-$$"
 	if [ "$KEEP" = 1 ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 	exit "$rc"
@@ -111,77 +126,116 @@ if [ $# -eq 0 ]; then
 	KEEP=1
 fi
 
-# spillgen first: as memif server it creates the socket and waits for the link.
-# shellcheck disable=SC2086
-timeout 900 "$BUILD/pktgen/spillgen" --lcores "$SG_LCORES" $MEM --no-pci \
-	--file-prefix "spillgen-$$" --log-level 'lib.*:warning' \
-	--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
-	-- --lb-config "$LBCONF" --link-wait 20 "${DONE[@]}" "$@" &
-SG_PID=$!
-for _ in $(seq 200); do
-	[ -S "$SOCK" ] && break
-	kill -0 "$SG_PID" 2>/dev/null || { wait "$SG_PID"; exit 1; }
-	sleep 0.05
-done
-[ -S "$SOCK" ] || { echo "run-memif.sh: spillgen did not create $SOCK" >&2; exit 1; }
-# The file exists from bind(); the PMD calls listen() just after. A client
-# connecting in between is refused and DPDK's memif client never retries, so
-# wait until the socket is listening.
-for _ in $(seq 200); do
-	ss -xlH 2>/dev/null | grep -qF "$SOCK" && break
-	sleep 0.05
-done
-
-if [ "$DUT" = testpmd ]; then
-	# --stats-period keeps testpmd running without a terminal on stdin (it
-	# sleeps between prints); SIGTERM stops it.
+# One attempt: start spillgen (memif server) and the DUT (client), wait until
+# spillgen is done, stop both; sets SG_RC and LB_RC.
+run_once() {
+	local try=$1
+	SOCK=$WORK/memif-$try.sock
+	SG_ERR=$WORK/spillgen-$try.err
+	# spillgen first: as memif server it creates the socket and waits for the link.
 	# shellcheck disable=SC2086
-	timeout 900 "${TESTPMD:-dpdk-testpmd}" -l "$LB_LCORES" $MEM --no-pci \
-		--file-prefix "testpmd-$$" --log-level 'lib.*:warning' \
-		--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
-		-- --forward-mode=io --port-topology=loop --nb-cores=1 --rxq=1 --txq=1 \
-		--rxd=1024 --txd=1024 --burst=32 --total-num-mbufs=3456 --mbcache=256 \
-		--stats-period 1 ${LB_ARGS:-} \
-		</dev/null >"$WORK/testpmd.log" 2>&1 &
-else
-	# shellcheck disable=SC2086
-	timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
-		--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' --log-level 'pmd.net.memif:debug' \
-		--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
-		-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
-		>"$WORK/spillwayd.log" 2>&1 &
-fi
-LB_PID=$!
+	timeout 900 "$BUILD/pktgen/spillgen" --lcores "$SG_LCORES" $MEM --no-pci \
+		--file-prefix "spillgen-$$" --log-level 'lib.*:warning' \
+		--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
+		-- --lb-config "$LBCONF" --link-wait "$LINK_WAIT" "${PROGRESS[@]}" "${DONE[@]}" "${SG_ARGS[@]}" \
+		2>"$SG_ERR" &
+	SG_PID=$!
+	# Shown as it comes; kept in the file to tell a link failure from others.
+	tail -s 0.1 -n +1 -f --pid="$SG_PID" "$SG_ERR" >&2 &
+	TAIL_PID=$!
+	for _ in $(seq 200); do
+		[ -S "$SOCK" ] && break
+		kill -0 "$SG_PID" 2>/dev/null || { wait "$SG_PID" || true; wait "$TAIL_PID" || true; exit 1; }
+		sleep 0.05
+	done
+	[ -S "$SOCK" ] || { echo "run-memif.sh: spillgen did not create $SOCK" >&2; exit 1; }
+	# The file exists from bind(); the PMD calls listen() just after. A client
+	# connecting in between is refused and DPDK's memif client never retries, so
+	# wait until the socket is listening.
+	for _ in $(seq 200); do
+		ss -xlH 2>/dev/null | grep -qF "$SOCK" && break
+		sleep 0.05
+	done
 
-# Until spillgen is done (exited, or with spillwayd-first its results are
-# written). If spillwayd ends first, spillgen is stopped too (SIGTERM: it
-# writes what it has).
-while kill -0 "$SG_PID" 2>/dev/null && [ ! -e "$WORK/done" ]; do
-	if ! kill -0 "$LB_PID" 2>/dev/null; then
-		kill -TERM "$SG_PID" 2>/dev/null || true
-		break
+	if [ "$DUT" = testpmd ]; then
+		# --stats-period keeps testpmd running without a terminal on stdin (it
+		# sleeps between prints); SIGTERM stops it.
+		# shellcheck disable=SC2086
+		timeout 900 "${TESTPMD:-dpdk-testpmd}" -l "$LB_LCORES" $MEM --no-pci \
+			--file-prefix "testpmd-$$" --log-level 'lib.*:warning' \
+			--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+			-- --forward-mode=io --port-topology=loop --nb-cores=1 --rxq=1 --txq=1 \
+			--rxd=1024 --txd=1024 --burst=32 --total-num-mbufs=3456 --mbcache=256 \
+			--stats-period 1 ${LB_ARGS:-} \
+			</dev/null >>"$WORK/testpmd.log" 2>&1 &
+	else
+		# shellcheck disable=SC2086
+		timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
+			--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' --log-level 'pmd.net.memif:debug' \
+			--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+			-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
+			>>"$WORK/spillwayd.log" 2>&1 &
 	fi
-	sleep 0.1
+	LB_PID=$!
+
+	# Until spillgen is done (exited, or with spillwayd-first its results are
+	# written). If spillwayd ends first, spillgen is stopped too (SIGTERM: it
+	# writes what it has).
+	LB_FIRST=0
+	while kill -0 "$SG_PID" 2>/dev/null && [ ! -e "$WORK/done" ]; do
+		if ! kill -0 "$LB_PID" 2>/dev/null; then
+			LB_FIRST=1
+			kill -TERM "$SG_PID" 2>/dev/null || true
+			break
+		fi
+		sleep 0.1
+	done
+	set +e
+	if [ "$STOP_ORDER" = spillwayd-first ]; then
+		kill -TERM "$LB_PID" 2>/dev/null
+		wait "$LB_PID"
+		LB_RC=$?
+		LB_PID=
+		wait "$SG_PID"
+		SG_RC=$?
+		SG_PID=
+	else
+		wait "$SG_PID"
+		SG_RC=$?
+		SG_PID=
+		kill -TERM "$LB_PID" 2>/dev/null
+		wait "$LB_PID"
+		LB_RC=$?
+		LB_PID=
+	fi
+	wait "$TAIL_PID" 2>/dev/null
+	TAIL_PID=
+	set -e
+}
+
+SG_ARGS=("$@")
+# spillgen's progress line goes through a file now: keep it on a terminal.
+PROGRESS=()
+[ -t 2 ] && PROGRESS=(--progress)
+try=0
+while :; do
+	try=$((try + 1))
+	echo "=== attempt $try ===" >>"$WORK/$DUT.log"
+	run_once "$try"
+	# A link failure: spillgen gave up waiting while the DUT was still running
+	# (a DUT that died is its own failure, not retried).
+	if [ "$SG_RC" -eq 1 ] && [ "$LB_FIRST" = 0 ] && grep -q 'link still down' "$WORK/spillgen-$try.err"; then
+		echo "run-memif.sh: memif link not up after ${LINK_WAIT} s (attempt $try of $LINK_TRIES); $DUT's memif lines:" >&2
+		sed -n "/^=== attempt $try ===/,\$p" "$WORK/$DUT.log" | grep -i memif | tail -n 20 >&2 || true
+		rm -rf "/var/run/dpdk/spillgen-$$" "/var/run/dpdk/spillwayd-$$" "/var/run/dpdk/testpmd-$$"
+		if [ "$try" -lt "$LINK_TRIES" ]; then
+			echo "run-memif.sh: restarting both sides on a new socket" >&2
+			continue
+		fi
+		echo "run-memif.sh: memif link did not come up in $LINK_TRIES attempts" >&2
+	fi
+	break
 done
-set +e
-if [ "$STOP_ORDER" = spillwayd-first ]; then
-	kill -TERM "$LB_PID" 2>/dev/null
-	wait "$LB_PID"
-	LB_RC=$?
-	LB_PID=
-	wait "$SG_PID"
-	SG_RC=$?
-	SG_PID=
-else
-	wait "$SG_PID"
-	SG_RC=$?
-	SG_PID=
-	kill -TERM "$LB_PID" 2>/dev/null
-	wait "$LB_PID"
-	LB_RC=$?
-	LB_PID=
-fi
-set -e
 # testpmd ends a SIGTERM by re-raising it (status 128 + 15).
 [ "$DUT" = testpmd ] && [ "$LB_RC" -eq 143 ] && LB_RC=0
 if [ "$LB_RC" -ne 0 ]; then
