@@ -1,0 +1,354 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Judge of test_hotkeys.sh (see there for the scenario).
+
+  hotkeys_check.py LB.json SCENARIO.json LIVE.json RESULTS.json SERIES.csv FINAL-STATS.json
+
+Oracles, none of them the daemon's account of itself:
+  - the cap c = 1 + epsilon and the VIP's backends come from LB.json (the
+    test's config), the hot phase, its share and its connection length k
+    from SCENARIO.json;
+  - per-backend loads are spillgen's decoded packets (SERIES.csv, one row per
+    spillgen interval and backend, by receive time);
+  - the controller's windows are its logical clock, read live over the control
+    socket (LIVE.json, live_stats.py): each window's opening is bracketed by
+    two polls, and spillgen's clock is placed against them by the bracket of
+    the traffic start. Only spillgen intervals that certainly lie inside one
+    window (for every alignment within the brackets) count for it;
+  - the replica count the cap needs is computed here,
+    r = ceil(N p / (c - 1 + p)), from p as spillgen measured it;
+  - packets are conserved against what spillgen sent and received.
+The daemon's counters and events are then checked against these.
+
+Exit 0 pass, 1 fail, 77 skip (only when the run could not be judged: the
+traffic start or the windows could not be placed).
+"""
+
+import csv
+import json
+import math
+import sys
+from statistics import NormalDist
+
+EWMA_ALPHA = 0.5      # the controller's ewma_alpha (docs/hot-keys.md, knobs)
+FAMILY_ALPHA = 0.01   # false-alarm budget over all per-window comparisons
+PROMOTE_WINDOWS = 3   # the key is spread, and the cap holds, this many
+                      # windows after the window the hot phase starts in
+MIN_WINDOWS = 10      # fewer checkable windows: the run cannot be judged
+MIN_COVER = 0.25      # a window is judged on the part of it that certainly
+                      # belongs to it, if that is at least this fraction
+MIN_COUNT = 100       # a window whose busiest backend got fewer is not judged
+                      # (the normal approximation below needs counts)
+
+
+def replicas(n, p, c):
+    """r = ceil(N p / (c - 1 + p)), clamped to [1, N] (docs/hot-keys.md)."""
+    if p <= 0:
+        return 1
+    x = n * p / (c - 1 + p)
+    r = math.ceil(x - 1e-9)
+    return max(1, min(n, r))
+
+
+def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
+    cfg = json.load(open(cfg_path))
+    scen = json.load(open(scen_path))
+    live = json.load(open(live_path))
+    res = json.load(open(res_path))
+    final = json.load(open(final_path))
+    ok = True
+
+    def bad(msg):
+        nonlocal ok
+        ok = False
+        print("FAIL: " + msg)
+
+    def skip(msg):
+        print("SKIP: " + msg)
+        sys.exit(77)
+
+    c = 1 + cfg["hot"]["epsilon"]
+    vip = cfg["vips"][0]
+    bes = [b["address"] for b in vip["backends"]
+           if b.get("weight", 1) > 0 and b.get("state", "active") == "active"]
+    n_be = len(bes)
+    hot_ph = [p for p in scen["phases"] if "hot" in p][0]
+    hk = hot_ph["hot"]
+    k = hk["packets_per_connection"]
+    tau_s, tau_e = hot_ph["start"], hot_ph["end"]
+    ivs = scen["interval_ms"] / 1000.0
+    win_s = cfg["hot"]["window_ms"] / 1000.0
+
+    # --- alignment ---------------------------------------------------------
+    t0 = live["t0"]
+    if t0 is None or t0[0] is None:
+        skip("the traffic start could not be bracketed (sampler saw rx > 0 at its "
+             "first poll, or never)")
+    t0_lo, t0_hi = t0
+    rows = live["rows"]
+    # spillgen paces from its start, never more than one burst (32) ahead of
+    # R packets per second: the first poll that saw n > 0 packets was
+    # answered at least (n - 32) / R after the start.
+    first = [r for r in rows if r["rx"] > 0][0]
+    r0 = scen["phases"][0]["rate"]
+    tight = first["t_rep"] - max(0, first["rx"] - 32) / r0
+    if t0_lo <= tight < t0_hi:
+        t0_hi = tight
+    if not rows or rows[-1]["window"] is None:
+        bad("stats carry no hot-key window (hot keys disabled?)")
+        return 1
+    # Window w opened in [lo[w], hi[w]].
+    lo, hi = {}, {}
+    for a, b in zip(rows, rows[1:]):
+        if b["pid"] != a["pid"] or a["window"] is None or b["window"] is None:
+            continue
+        for w in range(a["window"] + 1, b["window"] + 1):
+            lo[w], hi[w] = a["t_req"], b["t_rep"]
+    if not lo:
+        skip("no window opening was observed")
+    wins = sorted(lo)
+
+    def w_def(x):   # the window certainly open (at least) at monotonic x
+        c_ = [w for w in wins if hi[w] <= x]
+        return max(c_) if c_ else None
+
+    def w_pos(x):   # the latest window possibly open at x
+        c_ = [w for w in wins if lo[w] <= x]
+        return max(c_) if c_ else None
+
+    print("alignment: traffic start bracketed within %.1f ms; %d window openings seen, "
+          "median bracket %.1f ms (window_ms %d)"
+          % ((t0_hi - t0_lo) * 1e3, len(wins),
+             sorted(hi[w] - lo[w] for w in wins)[len(wins) // 2] * 1e3, cfg["hot"]["window_ms"]))
+    whs_lo, whs_hi = w_def(t0_lo + tau_s), w_pos(t0_hi + tau_s)
+    if whs_lo is None or whs_hi is None:
+        skip("the hot phase's start could not be placed among the windows")
+    print("hot phase starts in window %d..%d (controller's clock)" % (whs_lo, whs_hi))
+    # Windows the controller had no data for: when it reads window w (while
+    # w + 1 is open) a core that has not closed w yet (its worker was
+    # descheduled) costs that window (missed_core_windows). Such a window
+    # tells the controller nothing, so the deadlines below count only the
+    # windows it could read: each miss seen while it read a window from the
+    # hot phase's start on moves them one window later.
+    missed_at = []      # (the windows possibly read at that time, misses)
+    for a, b in zip(rows, rows[1:]):
+        if b["pid"] == a["pid"] and a["missed"] is not None and b["missed"] > a["missed"]:
+            missed_at.append((a["window"] - 1, b["window"] - 1, b["missed"] - a["missed"]))
+
+    def misses_between(w0, w1):
+        return sum(n for x, y, n in missed_at if y >= w0 and x <= w1)
+
+    extra = 0
+    while True:
+        e = misses_between(whs_lo, whs_hi + PROMOTE_WINDOWS + extra - 1)
+        if e <= extra:
+            break
+        extra = e
+    n_missed = rows[-1]["missed"] - rows[0]["missed"] if rows[0]["missed"] is not None else 0
+    print("controller: %d core-windows missed in the run, %d of them from the hot phase's "
+          "start to the deadline (each moves the deadline one window on)" % (n_missed, extra))
+
+    # --- spillgen's decoded packets per window ------------------------------
+    bins = {}
+    for r in csv.DictReader(open(csv_path)):
+        i = int(round(float(r["t_s"]) / ivs))
+        bins.setdefault(i, {})[r["backend"]] = int(round(float(r["pps"]) * ivs))
+    first_w = whs_hi + PROMOTE_WINDOWS + extra
+    checked = []
+    skipped_short = skipped_empty = 0
+    for w in wins:
+        if w < first_w or w + 1 not in lo:
+            continue
+        a_, b_ = hi[w], lo[w + 1]          # certainly window w in between
+        if b_ > t0_lo + tau_e:             # past the hot phase's end
+            break
+        i0 = math.ceil((a_ - t0_lo) / ivs - 1e-9)
+        i1 = math.floor((b_ - t0_hi) / ivs + 1e-9)   # bins i0..i1-1
+        if (i1 - i0) * ivs < MIN_COVER * win_s:
+            skipped_short += 1
+            continue
+        load = {be: sum(bins.get(i, {}).get(be, 0) for i in range(i0, i1)) for be in bes}
+        if max(load.values()) < MIN_COUNT:
+            # spillgen (or the daemon's worker) was descheduled: next to
+            # nothing was sent in this stretch. Conservation is judged below.
+            skipped_empty += 1
+            continue
+        checked.append((w, i1 - i0, load))
+    if len(checked) < MIN_WINDOWS:
+        skip("only %d windows of the hot phase could be judged (%d too short to place "
+             "with certainty, %d with under %d packets at every backend); at least %d "
+             "needed" % (len(checked), skipped_short, skipped_empty, MIN_COUNT, MIN_WINDOWS))
+
+    # Tolerance: a backend's count in a window is a sum of packets, each on
+    # that backend independently (background flows) or in connections of k
+    # packets that go to one replica together (the hot key), so its variance
+    # is at most k times its mean. The controller planned on EWMA loads of
+    # earlier windows (alpha 0.5: variance alpha/(2-alpha) = 1/3 of one
+    # window's), which adds that much again. Peak over mean, to first order:
+    #   sd(R)/R <= sqrt(k (1 + 1/3) / L_max + k / T)
+    # and z is one-sided at FAMILY_ALPHA over every (window, backend) pair.
+    infl = 1 + EWMA_ALPHA / (2 - EWMA_ALPHA)
+    m = len(checked)
+    z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / (m * n_be))
+    worst = None
+    over = []
+    tot = {be: 0 for be in bes}
+    for w, nb, load in checked:
+        T = sum(load.values())
+        lmax = max(load.values())
+        R = lmax / (T / n_be)
+        tol = z * c * math.sqrt(k * infl / lmax + k / T)
+        if worst is None or R - tol > worst[1] - worst[2]:
+            worst = (w, R, tol, T)
+        if R > c + tol:
+            over.append("window %d: peak/avg %.3f > %.2f + %.3f (%d packets)" % (w, R, c, tol, T))
+        for be in bes:
+            tot[be] += load[be]
+    T = sum(tot.values())
+    R_pool = max(tot.values()) / (T / n_be)
+    z1 = NormalDist().inv_cdf(1 - FAMILY_ALPHA / n_be)
+    tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
+    rs = sorted(max(l_.values()) / (sum(l_.values()) / n_be) for _, _, l_ in checked)
+    print("cap c = 1 + epsilon = %.2f; %d windows checked from window %d (hot start + %d + %d "
+          "missed); not judged: %d too short to place, %d nearly empty; z = %.2f"
+          % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty, z))
+    print("per-window peak/avg of the hot VIP (decoded packets): median %.3f, max %.3f; "
+          "worst margin in window %d: %.3f vs %.2f + %.3f (%d packets)"
+          % (rs[len(rs) // 2], rs[-1], worst[0], worst[1], c, worst[2], worst[3]))
+    print("all checked windows together: peak/avg %.3f vs %.2f + %.3f (%d packets: %s)"
+          % (R_pool, c, tol_pool, T, " ".join("%d" % tot[be] for be in bes)))
+    for o in over:
+        bad(o)
+    if R_pool > c + tol_pool:
+        bad("over the checked windows together peak/avg %.3f > %.2f + %.3f"
+            % (R_pool, c, tol_pool))
+
+    # --- promotion, judged from the decoded packets --------------------------
+    hkr = [h for h in res["hot_keys"] if h["phase"] == hot_ph["name"]][0]
+    p = hkr["measured_share"]
+    n_phase = hkr["packets"] / p if p else 0
+    sd = math.sqrt(p * (1 - p) / n_phase) if n_phase else 1
+    r_lo, r_hi = replicas(n_be, p - 4 * sd, c), replicas(n_be, p + 4 * sd, c)
+    print("hot key: share %.4f (spillgen), model r = ceil(%d p / (c - 1 + p)) = %s; "
+          "reached %d backends" % (p, n_be, r_lo if r_lo == r_hi else "%d..%d" % (r_lo, r_hi),
+                                   hkr["backends"]))
+    if hkr["packets"] > hk.get("pool", 16384) * k:
+        bad("the hot key reused connections (%d packets > pool %d x %d): established "
+            "ones would return to their first backend" % (hkr["packets"], hk["pool"], k))
+    if not hkr["promoted"]:
+        bad("the hot key's packets never reached a second backend")
+    else:
+        tau_p = tau_s + hkr["promotion_delay_ms"] / 1000.0
+        wsp_lo = w_def(t0_lo + tau_p)
+        wsp_hi = w_pos(t0_hi + tau_p)
+        d_lo = wsp_lo - whs_hi if wsp_lo is not None else None
+        d_hi = wsp_hi - whs_lo if wsp_hi is not None else None
+        print("spread: the key's first packet at a second backend in window %s..%s: "
+              "%s..%s windows after the hot phase began (bound %d)"
+              % (wsp_lo, wsp_hi, d_lo, d_hi, PROMOTE_WINDOWS))
+        if d_lo is None or d_lo > PROMOTE_WINDOWS + extra:
+            bad("the hot key was spread %s windows after the hot phase began (bound %d + %d "
+                "missed)" % (d_lo, PROMOTE_WINDOWS, extra))
+    # Every replica list the key had adds its backends: at least r of them.
+    if hkr["backends"] < r_lo:
+        bad("hot key reached %d backends; the cap needs %d replicas"
+            % (hkr["backends"], r_lo))
+    if res["flows"]["multi_backend"] != 0:
+        bad("%d flows seen at more than one backend" % res["flows"]["multi_backend"])
+
+    # --- the daemon's account, before it was stopped ----------------------------
+    q = live.get("quiet")
+    if q is None:
+        bad("no stats were read over the control socket after the traffic ended")
+        print("FAILED")
+        return 1
+    t = q["stats"]["totals"]
+    drops = sum(t["drops"].values())
+    tx, rx = res["tx"]["packets"], res["rx"]["packets"]
+    print("spillwayd (control socket, before stop): rx %d, forwarded %d, icmp %d, "
+          "exception %d, dropped %d %s; spillgen sent %d, received %d, lost %d"
+          % (t["rx_packets"], t["forwarded"], t["icmp_sent"], t["exception"], t["dropped"],
+             {x: v for x, v in t["drops"].items() if v}, tx, rx, res["packets"]["lost"]))
+    if t["rx_packets"] != tx:
+        bad("spillwayd received %d packets, spillgen sent %d" % (t["rx_packets"], tx))
+    if t["rx_packets"] != t["forwarded"] + t["icmp_sent"] + t["exception"] + drops \
+            or t["dropped"] != drops:
+        bad("counters do not conserve packets: rx %d != forwarded + icmp + exception + "
+            "drops by reason %d" % (t["rx_packets"],
+                                    t["forwarded"] + t["icmp_sent"] + t["exception"] + drops))
+    if t["forwarded"] + t["icmp_sent"] != rx:
+        bad("spillwayd sent back %d packets, spillgen received %d"
+            % (t["forwarded"] + t["icmp_sent"], rx))
+    if res["packets"]["lost"] != t["dropped"]:
+        bad("spillgen lost %d packets, spillwayd counted %d drops"
+            % (res["packets"]["lost"], t["dropped"]))
+    # Per backend: the daemon counts a packet at its backend when it chooses
+    # it, so a packet dropped after that (tx_full) is counted there and never
+    # decoded; every drop of this run comes after the choice.
+    sg_be = {b["address"]: b["packets"] for b in res["backends"]}
+    diff = 0
+    for b in q["stats"]["vips"][0]["backends"]:
+        d = b["packets"] - sg_be.get(b["address"], 0)
+        diff += d
+        if d < 0:
+            bad("backend %s: spillwayd counted %d, spillgen decoded %d"
+                % (b["address"], b["packets"], sg_be.get(b["address"], 0)))
+    if diff != t["dropped"]:
+        bad("per backend, spillwayd counted %d packets more than spillgen decoded; "
+            "it dropped %d" % (diff, t["dropped"]))
+    # Promotion in the daemon's counters and events, against the model.
+    hl, ev = q["hot_list"], q["hot_events"]
+    cnt = hl["counters"]
+    # Events name keys by hash: the hot key's is the one of its override
+    # (hot_list names the key), else that of the only promotion.
+    ours = [o for o in hl["overrides"] if o["key"].get("src") == hk["src"]]
+    all_promos = {e["key_hash"] for e in ev if e["event"] == "promote"}
+    if ours:
+        kh, how = ours[0]["key_hash"], "its override in hot_list"
+    elif len(all_promos) == 1:
+        kh, how = next(iter(all_promos)), "the only key promoted"
+    else:
+        kh, how = None, "not found"
+    mine = [e for e in ev if e["key_hash"] == kh]
+    promos = [e for e in mine if e["event"] == "promote"]
+    sized = [e for e in mine if e["event"] in ("promote", "replan")]
+    print("hot-key counters: %s; events of the hot key (%s, by %s): %s"
+          % (cnt, kh, how, ", ".join("%s@%d r=%d" % (e["event"], e["window"], e["replicas"])
+                                     for e in mine)))
+    # Background flows each carry (1 - p) / flows of the packets, far below
+    # the threshold: the hot key is the only key the model promotes.
+    if cnt["promotions"] != 1 or len(promos) != 1:
+        bad("%d promotions (%d of the hot key); the model has exactly one"
+            % (cnt["promotions"], len(promos)))
+    else:
+        wp = promos[0]["window"]
+        if not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
+            bad("promoted in window %d, the hot phase began in %d..%d" % (wp, whs_lo, whs_hi))
+    if sized and not r_lo <= sized[-1]["replicas"] <= r_hi:
+        bad("the hot key's override ended with %d replicas; the cap needs %d..%d"
+            % (sized[-1]["replicas"], r_lo, r_hi))
+    for o in ours:
+        if not r_lo <= len(o["replicas"]) <= r_hi:
+            bad("hot_list: the hot key's override has %d replicas; the cap needs %d..%d"
+                % (len(o["replicas"]), r_lo, r_hi))
+    # New flows placed by the override: the key's connections opened after it
+    # took effect (at least those of the windows judged above, about half the
+    # phase or more); never more than the key's connections.
+    conns = hkr["packets"] / k
+    print("hot_spread %d (the hot key opened about %.0f connections)" % (t["hot_spread"], conns))
+    if not 0.5 * conns - hk["connections"] <= t["hot_spread"] <= conns + hk["connections"]:
+        bad("hot_spread %d: the model expects %.0f..%.0f"
+            % (t["hot_spread"], 0.5 * conns - hk["connections"], conns + hk["connections"]))
+    # Final stats (after the ports closed): every mbuf back.
+    ft = final["totals"]
+    mp = final.get("mempool") or {}
+    if ft["rx_packets"] != t["rx_packets"]:
+        bad("packets arrived after the traffic ended: %d then %d" % (t["rx_packets"], ft["rx_packets"]))
+    if mp.get("in_use") != 0 or mp.get("available") != mp.get("size"):
+        bad("mbufs leaked: mempool %s" % mp)
+    print("PASS" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:7]))
