@@ -1,46 +1,61 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# SYN flood through the real data path: spillgen -> spillwayd over memif
-# (pktgen/run-memif.sh). spillgen sends uniform random 5-tuples to one TCP VIP
-# (2^22 flows by default: each first packet is a SYN) at its maximum rate for
-# FLOOD_SECONDS (default 4), while a set of long-lived "established" connections
-# (a src_ip hot key of FLOOD_ESTABLISHED connections, never replaced, 10 % of the
-# packets) keeps sending through the flood. spillwayd runs with a 65536-entry
-# flow table and a control socket; flood_check.py samples its stats and VmRSS
-# every 250 ms. Checked (see docs/reliability.md):
-#   - new flows served per second (stats new_flows over time) reported;
-#   - RSS does not grow by more than FLOOD_RSS_MARGIN_KIB (16 MiB) during the
-#     flood (the flow table is preallocated: capacity x 16 B);
-#   - evictions happen (the flood overfills the table) and are counted;
-#   - no flow is seen at more than one backend (established ones included);
-#   - the random 5-tuples spread by weight (peak/avg <= 1.10): without the
-#     Maglev seed a flood cannot be aimed at one backend;
-#   - the counters conserve packets, and the final stats (written after the
-#     ports are closed) show the mbuf pool full again (mempool in_use 0).
+# SYN flood through the real data path, with membership changes while it runs:
+# spillgen -> spillwayd over memif (pktgen/run-memif.sh), the test's own
+# config (one TCP VIP keyed by 5-tuple, backends weighted 1:1:2:1, a flow
+# table of FLOOD_CAPACITY entries, default 65536: 1 MiB) and scenario:
+#   - the flood: SYN packets each of a new 5-tuple (one source address per
+#     0.25 s phase, a new source port for every packet, never one reused), so
+#     no flood flow is ever seen twice and every flood packet is a flow-table
+#     miss; 100 % of the packets for 0.5 s, then 60 % up to 5 s;
+#   - FLOOD_ESTABLISHED (default 32) long-lived connections from 0.5 s on, 40 %
+#     of the packets: each sends often enough that the flood never evicts it
+#     (the expected number of its entries evicted is about 0.002, see
+#     flood_check.py);
+#   - at 1.5, 2.5 and 3.5 s after the traffic starts, live_stats.py changes
+#     the membership over the control socket: a backend added (weight 1),
+#     the weight-2 backend set to weight 0, another backend added (weight 2).
+# live_stats.py also polls stats and VmRSS every 50 ms and reads the counters
+# once the traffic is over, before the daemon is stopped. flood_check.py then
+# asserts, each against a model the test keeps or spillgen's decoded packets:
+#   - every flow was seen at one backend only (spillgen, per flow): the
+#     established connections kept their backend across all three changes;
+#     all of them got through; the added backends got flood traffic;
+#   - flow-table hits: every packet of an established connection but its
+#     first is a hit, every flood packet a miss; between the changes the hits
+#     grow by the established share of the packets (binomial bound); lookups
+#     = rx; no flow re-chosen;
+#   - the table overflowed (evictions, > 4 x capacity distinct 5-tuples);
+#     RSS grew by <= FLOOD_RSS_MARGIN_KIB (16 MiB);
+#   - flood 5-tuples spread by weight (peak/avg <= 1.10, flood-only part);
+#   - counters conserve packets against spillgen (rx = sent = forwarded +
+#     icmp + exception + every drop reason, forwarded = received, lost =
+#     dropped) and the final stats show the mbuf pool full (in_use 0).
 # usage: test_flood.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_flood.sh BUILD_DIR}")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/integration
 [ -x "$BUILD/pktgen/spillgen" ] || { echo "SKIP: spillgen not built"; exit 77; }
-SECONDS_=${FLOOD_SECONDS:-4}
-FLOWS=${FLOOD_FLOWS:-4194304}
-RATE=${FLOOD_RATE:-0}
-EST=${FLOOD_ESTABLISHED:-1024}
-CAPACITY=65536
+EST=${FLOOD_ESTABLISHED:-32}
+CAPACITY=${FLOOD_CAPACITY:-65536}
 WORK=$(mktemp -d /tmp/spw-flood.XXXXXX)
 MEMIF_WORK=
 SAMPLER=
 cleanup() {
 	rc=$?
 	if [ -n "$SAMPLER" ] && kill -0 "$SAMPLER" 2>/dev/null; then
-		touch "$WORK/stop"; wait "$SAMPLER" 2>/dev/null || true
+		touch "$WORK/stop"
+		for _ in $(seq 50); do kill -0 "$SAMPLER" 2>/dev/null || break; sleep 0.1; done
+		kill "$SAMPLER" 2>/dev/null || true
+		wait "$SAMPLER" 2>/dev/null || true
 	fi
 	[ -n "$MEMIF_WORK" ] && rm -rf "$MEMIF_WORK"
-	rm -rf "$WORK"
+	if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 	exit $rc
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 cat >"$WORK/lb.json" <<JSON
 {
@@ -56,21 +71,39 @@ cat >"$WORK/lb.json" <<JSON
   ]
 }
 JSON
-cat >"$WORK/flood.json" <<JSON
-{"description": "SYN flood of uniform random 5-tuples; $EST long-lived connections keep sending",
- "flows": $FLOWS, "zipf": 0, "size": 64, "interval_ms": 250, "seed": 7,
- "phases": [{"name": "flood", "start": 0, "end": $SECONDS_, "rate": $RATE,
-   "hot": {"key": "src_ip", "share": 0.1, "vip": 0, "connections": $EST,
-           "packets_per_connection": 0, "src": "203.0.113.7", "sport": 2000}}]}
+# Phases of 0.25 s, each with its own flood source: at most 250 k or
+# 0.6 x 400 k pps for 0.25 s = 62,500 packets, within the 64,512 source
+# ports of a phase, so no flood 5-tuple repeats.
+/usr/bin/python3 - "$WORK/flood.json" "$EST" <<'PY'
+import json, sys
+phases = []
+for k in range(20):
+    only = k < 2
+    phases.append({"name": "flood-%d" % k, "start": k * 0.25, "end": (k + 1) * 0.25,
+                   "rate": 250000 if only else 400000,
+                   "hot": {"key": "src_ip", "share": 1.0 if only else 0.6, "vip": 0,
+                           "connections": 1, "packets_per_connection": 1,
+                           "src": "203.0.113.%d" % (k + 1), "sport": 1024, "pool": 64512}})
+json.dump({"description": "SYN flood of new 5-tuples; long-lived connections from 0.5 s",
+           "flows": int(sys.argv[2]), "zipf": 0, "size": 64, "interval_ms": 250, "seed": 7,
+           "phases": phases}, open(sys.argv[1], "w"), indent=1)
+PY
+VIP='{"address": "192.0.2.10", "port": 80, "protocol": "tcp"}'
+cat >"$WORK/actions.json" <<JSON
+[{"at": 1.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.5", "weight": 1}},
+ {"at": 2.5, "method": "backend_set", "params": {"vip": $VIP, "address": "10.1.0.3", "weight": 0}},
+ {"at": 3.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.6", "weight": 2}}]
 JSON
 
 CTL=$WORK/ctl.sock
-/usr/bin/python3 "$HERE/flood_check.py" sample "$CTL" "$WORK/samples.json" "$WORK/stop" &
+/usr/bin/python3 "$HERE/live_stats.py" "$CTL" "$WORK/live.json" "$WORK/stop" \
+	--period 0.05 --end 5.0 --actions "$WORK/actions.json" --deadline 280 &
 SAMPLER=$!
 set +e
-LB_ARGS="--control $CTL" timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/memif.pid" "$ROOT/pktgen/run-memif.sh" -b "$BUILD" -c "$WORK/lb.json" -k -- \
-	--scenario "$WORK/flood.json" --json "$WORK/results.json" --no-progress \
-	>"$WORK/out.txt" 2>&1
+LB_ARGS="--control $CTL" timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/memif.pid" \
+	"$ROOT/pktgen/run-memif.sh" -b "$BUILD" -c "$WORK/lb.json" -k -- \
+	--scenario "$WORK/flood.json" --json "$WORK/results.json" --csv "$WORK/series.csv" \
+	--no-progress >"$WORK/out.txt" 2>&1
 RC=$?
 MP=$(cat "$WORK/memif.pid" 2>/dev/null || true)
 [ -n "$MP" ] && rm -rf "/var/run/dpdk/spillgen-$MP" "/var/run/dpdk/spillwayd-$MP"
@@ -78,9 +111,10 @@ set -e
 touch "$WORK/stop"
 wait "$SAMPLER" || true
 SAMPLER=
-grep -v -E '^(EAL|TELEMETRY|$)' "$WORK/out.txt" | tail -n 25
+grep -v -E '^(EAL|TELEMETRY|$|hot key in)' "$WORK/out.txt" | tail -n 25
 MEMIF_WORK=$(sed -n 's/^work directory kept: //p' "$WORK/out.txt")
+[ -n "$MEMIF_WORK" ] && cp "$MEMIF_WORK"/spillwayd* "$MEMIF_WORK"/spillgen-*.err "$WORK"/ 2>/dev/null
 [ "$RC" -eq 0 ] || { echo "FAIL: run-memif.sh exited $RC"; exit 1; }
-[ -s "$MEMIF_WORK/spillwayd-stats.json" ] || { echo "FAIL: no spillwayd counters"; exit 1; }
-/usr/bin/python3 "$HERE/flood_check.py" check "$WORK/samples.json" "$WORK/results.json" \
-	"$MEMIF_WORK/spillwayd-stats.json" "$CAPACITY"
+[ -s "$WORK/spillwayd-stats.json" ] || { echo "FAIL: no spillwayd counters"; exit 1; }
+/usr/bin/python3 "$HERE/flood_check.py" "$WORK/lb.json" "$WORK/flood.json" "$WORK/live.json" \
+	"$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"
