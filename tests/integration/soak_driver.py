@@ -4,15 +4,32 @@
 
   soak_driver.py CONFIG STATE CTL SECONDS END MODEL.json SEED [CTL_MODE]
 
-Finds the spillwayd serving CTL (read-only /proc scan), checks the restart
-from --state kept every acknowledged change (MODEL.json, carried across
-segments), checks file modes (socket CTL_MODE, default 0660; state 0600), then
-for SECONDS runs, one at a time: random membership changes and batches through
-the socket (each acknowledged change is applied to the model), hostile clients
-(garbage, an oversize line, a half request then hang-up), SIGHUP reloads of
-CONFIG (the model becomes CONFIG's content). At the end, END is "kill"
-(kill -9 the daemon, then the state file must equal the model) or "keep".
-Prints one summary line: changes=N batches=N hostile=N sighups=N.
+The driver keeps its own model of the configuration (the VIP's backends as
+address -> weight, state), never read back from the daemon:
+  - segment 1 starts from CONFIG (the daemon's --config; no state file yet),
+    later segments from MODEL.json, written by the previous segment;
+  - a change goes into the model only when the daemon acknowledges it: a
+    single call with a result, a batch whose every reply is a result (then
+    all its calls, in order; a batch is one transaction);
+  - a refused call or batch changes nothing in the model;
+  - a SIGHUP reload makes the model CONFIG's content.
+Before sending, the driver also predicts from the model whether the daemon
+must accept (backend_add of an address already there: -32002; remove or set
+of one not there: -32001; a batch fails as a whole, the other calls -32010)
+and what an accepted backend_add/backend_set returns; a disagreement fails.
+
+Finds the spillwayd serving CTL (read-only /proc scan) and waits until it
+forwards traffic (stats rx_packets > 0): pktgen/run-memif.sh may restart both
+sides after a failed memif link bring-up, so a daemon that goes away before
+that is found again. Then: config_get and the state file (valid JSON, mode
+0600) must equal the model (the restart from --state kept every acknowledged
+change); the socket mode must be CTL_MODE (default 0660). For SECONDS, one
+at a time: membership changes and batches, hostile clients (garbage, an
+oversize line, a half request then hang-up), SIGHUP reloads; after every one
+config_get and the state file must equal the model. At the end the model is
+written to MODEL.json, and END is "kill" (kill -9 the daemon: the state file
+must still equal the model) or "keep". Prints one summary line:
+changes=N batches=N hostile=N sighups=N refused=N.
 """
 
 import json
@@ -30,6 +47,8 @@ import spwrpc  # noqa: E402
 CONFIG, STATE, CTL, SECS, END, MODEL, SEED = sys.argv[1:8]
 CTL_MODE = int(sys.argv[8], 8) if len(sys.argv) > 8 else 0o660
 VIP = {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}
+KEY = "192.0.2.10:80/tcp"
+WAIT_TRAFFIC_S = 120    # link bring-up with run-memif.sh's retries, under load
 
 
 def fail(msg):
@@ -38,12 +57,12 @@ def fail(msg):
 
 
 def norm(cfg):
-    out = {}
-    for v in cfg["vips"]:
-        out["%s:%s/%s" % (v["address"], v["port"], v["protocol"])] = sorted(
-            [b["address"], b.get("weight", 1), b.get("state", "active")]
-            for b in v.get("backends", []))
-    return out
+    """A configuration document (file, state file or config_get) as
+    {VIP: {address: [weight, state]}}."""
+    return {"%s:%s/%s" % (v["address"], v["port"], v["protocol"]):
+            {b["address"]: [b.get("weight", 1), b.get("state", "active")]
+             for b in v.get("backends", [])}
+            for v in cfg["vips"]}
 
 
 def find_pid():
@@ -57,6 +76,32 @@ def find_pid():
         except OSError:
             pass
     return None
+
+
+def wait_for_traffic():
+    """The daemon that serves traffic: (pid, client)."""
+    t0 = time.monotonic()
+    pid = c = None
+    while time.monotonic() - t0 < WAIT_TRAFFIC_S:
+        p = find_pid()
+        if p is not None and (p != pid or c is None):
+            if c is not None:
+                c.close()
+            c = None
+            try:
+                c = spwrpc.Client(CTL, timeout=10)
+                pid = p
+            except OSError:
+                c = None
+        if c is not None:
+            try:
+                if c.call("stats")["totals"]["rx_packets"] > 0 and find_pid() == pid:
+                    return pid, c
+            except (OSError, ConnectionError, ValueError):
+                c.close()
+                c = None
+        time.sleep(0.1)
+    fail("no spillwayd serving %s forwarded traffic within %d s" % (CTL, WAIT_TRAFFIC_S))
 
 
 def connect():
@@ -89,46 +134,78 @@ def hostile(rng):
     return kind
 
 
+def predict(model, method, p):
+    """Apply one call to a copy of the VIP's backends as the protocol says:
+    (new backends, None, expected result) or (unchanged, error code, None)."""
+    bes = dict(model)
+    a = p["address"]
+    if method == "backend_add":
+        if a in bes:
+            return model, -32002, None
+        bes[a] = [p.get("weight", 1), p.get("state", "active")]
+        return bes, None, {"address": a, "weight": bes[a][0], "state": bes[a][1]}
+    if a not in bes:
+        return model, -32001, None
+    if method == "backend_remove":
+        del bes[a]
+        return bes, None, {}
+    w, s = bes[a]
+    bes[a] = [p.get("weight", w), p.get("state", s)]
+    return bes, None, {"address": a, "weight": bes[a][0], "state": bes[a][1]}
+
+
+def stored(res):
+    """The parts of a returned backend the model knows."""
+    if not res:
+        return res
+    return {"address": res.get("address"), "weight": res.get("weight", 1),
+            "state": res.get("state", "active")}
+
+
+def check(c, model, what):
+    got = norm(c.call("config_get"))
+    if got != model:
+        fail("after %s, config_get differs from the model:\n got   %s\n model %s"
+             % (what, got, model))
+    try:
+        st = norm(json.load(open(STATE)))
+    except (OSError, ValueError) as e:
+        fail("after %s, state file unreadable: %s" % (what, e))
+    if st != model:
+        fail("after %s, the state file differs from the model:\n file  %s\n model %s"
+             % (what, st, model))
+
+
 def main():
     rng = random.Random(int(SEED))
-    pid = None
-    t0 = time.monotonic()
-    while pid is None and time.monotonic() - t0 < 30:
-        pid = find_pid()
-        time.sleep(0.05)
-    if pid is None:
-        fail("spillwayd serving %s not found" % CTL)
-    c = connect()
-    model = json.load(open(MODEL)) if os.path.exists(MODEL) else None
-    cur = norm(c.call("config_get"))
-    if model is not None and cur != model:
-        fail("restart from --state lost acknowledged changes:\n got %s\n want %s" % (cur, model))
-    model = cur
+    pid, c = wait_for_traffic()
+    model = json.load(open(MODEL)) if os.path.exists(MODEL) else norm(json.load(open(CONFIG)))
+    check(c, model, "the (re)start")
     m = stat.S_IMODE(os.stat(CTL).st_mode)
     if m != CTL_MODE:
         fail("control socket mode %o, want %o" % (m, CTL_MODE))
-    key = "192.0.2.10:80/tcp"
     n = {"changes": 0, "batches": 0, "hostile": 0, "sighups": 0, "refused": 0}
     serial = rng.randrange(1 << 20)
     end = time.monotonic() + float(SECS)
     while time.monotonic() < end:
         time.sleep(rng.uniform(0.02, 0.15))
         op = rng.random()
-        bes = [b[0] for b in model[key]]
+        bes = sorted(model[KEY])
         serial += 1
         if op < 0.08:
             hostile(rng)
             n["hostile"] += 1
+            check(c, model, "a hostile client")
             continue
         if op < 0.12:
             os.kill(pid, signal.SIGHUP)
-            want = norm(json.load(open(CONFIG)))
+            model = norm(json.load(open(CONFIG)))
             t1 = time.monotonic()
-            while norm(c.call("config_get")) != want:
+            while norm(c.call("config_get")) != model:
                 if time.monotonic() - t1 > 10:
                     fail("SIGHUP reload not applied within 10 s")
                 time.sleep(0.05)
-            model = want
+            check(c, model, "a SIGHUP reload")
             n["sighups"] += 1
             continue
         calls = []
@@ -143,22 +220,52 @@ def main():
                 calls.append(("backend_set", {"vip": VIP, "address": rng.choice(bes),
                                               "weight": rng.randint(0, 4),
                                               "state": rng.choice(["active", "active", "draining"])}))
+        # The model's verdict, call by call on the state the earlier ones leave.
+        work, want, fail_at = model[KEY], [], None
+        for i, (meth, p) in enumerate(calls):
+            work, code, res = predict(work, meth, p)
+            want.append((code, res))
+            if code is not None:
+                fail_at = i
+                break
+        desc = "; ".join("%s %s" % (m_, p_["address"]) for m_, p_ in calls)
         if len(calls) == 1:
             try:
-                c.call(calls[0][0], **calls[0][1])
+                res = c.call(calls[0][0], **calls[0][1])
+                code = None
+            except spwrpc.RpcError as e:
+                res, code = None, e.code
+            if code != want[0][0] or (code is None and stored(res) != want[0][1]):
+                fail("%s: daemon %s, the model expects %s"
+                     % (desc, "error %d" % code if code else "result %s" % res,
+                        "error %d" % want[0][0] if want[0][0] else "result %s" % want[0][1]))
+            if code is None:
+                model = {**model, KEY: work}
                 n["changes"] += 1
-            except spwrpc.RpcError:
-                n["refused"] += 1       # e.g. a duplicate address: nothing changes
+            else:
+                n["refused"] += 1       # nothing changed: the model stays
         else:
             reps = c.batch(calls)
             n["batches"] += 1
-            n["changes"] += sum(1 for r in reps if "result" in r)
-        # The model: what the daemon acknowledged (read back, compared below
-        # to the state file after the kill).
-        model = norm(c.call("config_get"))
-        st = norm(json.load(open(STATE)))
-        if st != model:
-            fail("state file differs from the acknowledged configuration:\n %s\n %s" % (st, model))
+            if not isinstance(reps, list) or len(reps) != len(calls):
+                fail("batch %s: reply %s" % (desc, reps))
+            acked = all("result" in x for x in reps)
+            if fail_at is None:
+                if not acked:
+                    fail("batch %s refused (%s); the model accepts it" % (desc, reps))
+                for x, (_, res) in zip(reps, want):
+                    if stored(x["result"]) != res:
+                        fail("batch %s: result %s, the model expects %s" % (desc, x["result"], res))
+                model = {**model, KEY: work}
+                n["changes"] += len(calls)
+            else:
+                codes = [x.get("error", {}).get("code") for x in reps]
+                exp = [want[fail_at][0] if i == fail_at else -32010 for i in range(len(calls))]
+                if acked or codes != exp:
+                    fail("batch %s: replies %s; the model expects errors %s (call %d fails)"
+                         % (desc, codes if not acked else "all results", exp, fail_at + 1))
+                n["refused"] += 1       # a transaction: nothing changed
+        check(c, model, desc)
     m = stat.S_IMODE(os.stat(STATE).st_mode)
     if m != 0o600:
         fail("state file mode %o, want 600" % m)
@@ -166,6 +273,7 @@ def main():
     c2 = connect()
     c2.call("version")
     c2.close()
+    check(c, model, "the segment")
     json.dump(model, open(MODEL, "w"))
     if END == "kill":
         os.kill(pid, signal.SIGKILL)
@@ -178,7 +286,8 @@ def main():
         except (OSError, ValueError) as e:
             fail("state file unreadable after kill -9: %s" % e)
         if norm(st) != model:
-            fail("state file after kill -9 is not the acknowledged configuration")
+            fail("state file after kill -9 is not the model:\n file  %s\n model %s"
+                 % (norm(st), model))
     c.close()
     print("driver: changes=%(changes)d batches=%(batches)d hostile=%(hostile)d "
           "sighups=%(sighups)d refused=%(refused)d" % n, flush=True)

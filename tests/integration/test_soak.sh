@@ -6,11 +6,15 @@
 # seconds (default 30) for SOAK_SECONDS in all (default 90). Every segment but
 # the last ends with kill -9 of spillwayd; the next segment restarts it from
 # --state (both sides are restarted per segment: run-memif.sh stops spillgen
-# when its spillwayd dies). Checked: each restart comes back with every
-# acknowledged change; the state file is valid, mode 0600, and equals the
-# acknowledged configuration after every change and after each kill; the
-# socket mode is 0660 by default and --control-mode (0600 in the last segment)
-# is honoured; no crash but the intended kills (exit statuses, no
+# when its spillwayd dies). The driver keeps its own model of the
+# configuration: a change enters it only when the daemon acknowledges it (a
+# batch as a whole: all its calls or, if one fails, none), a SIGHUP makes it
+# the config file's content; it also predicts which calls the daemon must
+# refuse. Checked against that model, never against the daemon's own reading
+# of itself: config_get and the state file (valid, mode 0600) after every
+# operation, after each restart from --state, after each kill -9 (the state
+# file) and at the end; the socket mode is 0660 by default and --control-mode
+# (0600 in the last segment) is honoured; no crash but the intended kills (exit statuses, no
 # sanitizer/segfault lines in the logs); the last, clean segment's counters
 # conserve packets, and its final stats (written after the ports are closed)
 # show the mbuf pool full again (mempool in_use 0: no leaked mbufs).
@@ -92,10 +96,11 @@ D=${KEPT[-1]}
 import json, re, sys
 t = json.load(open(sys.argv[1]))["totals"]
 st, model = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+# The driver's model: every acknowledged change, applied by the driver itself.
 got = {"%s:%s/%s" % (v["address"], v["port"], v["protocol"]):
-       sorted([b["address"], b.get("weight", 1), b.get("state", "active")] for b in v.get("backends", []))
+       {b["address"]: [b.get("weight", 1), b.get("state", "active")] for b in v.get("backends", [])}
        for v in st["vips"]}
-assert got == model, "final state file != acknowledged configuration"
+assert got == model, "final state file != the driver's model:\n %s\n %s" % (got, model)
 assert t["rx_packets"] == t["forwarded"] + t["icmp_sent"] + t["exception"] + t["dropped"], t
 assert t["dropped"] == sum(t["drops"].values()), t
 # Written after the ports are closed: every mbuf back in the pool.
