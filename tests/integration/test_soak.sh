@@ -70,13 +70,21 @@ for i in $(seq 1 "$NSEG"); do
 	RC=$?
 	MP=$(cat "$WORK/memif.pid" 2>/dev/null || true)
 	[ -n "$MP" ] && rm -rf "/var/run/dpdk/spillgen-$MP" "/var/run/dpdk/spillwayd-$MP"
+	# The driver ends before spillgen (or kills the daemon, which ends the
+	# run); one still running now waits for a daemon that will not come.
+	for _ in $(seq 200); do kill -0 "$DRIVER" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$DRIVER" 2>/dev/null; then
+		kill "$DRIVER"
+		echo "FAIL: still running 20 s after run-memif.sh ended (exit $RC): stopped" >>"$WORK/driver-$i.txt"
+	fi
 	wait "$DRIVER"
 	DRC=$?
 	DRIVER=
 	set -e
 	D=$(sed -n 's/^work directory kept: //p' "$WORK/memif-$i.txt")
 	[ -n "$D" ] && KEPT+=("$D")
-	echo "segment $i ($END): run-memif.sh exit $RC; $(tail -n 1 "$WORK/driver-$i.txt")"
+	RETRIES=$(grep -c 'restarting both sides' "$WORK/memif-$i.txt" || true)
+	echo "segment $i ($END): run-memif.sh exit $RC, memif link retries $RETRIES; $(tail -n 1 "$WORK/driver-$i.txt")"
 	if [ "$DRC" -ne 0 ]; then echo "FAIL: driver: $(cat "$WORK/driver-$i.txt")"; FAIL=1; break; fi
 	if [ "$END" = kill ]; then
 		KILLS=$((KILLS + 1))
