@@ -27,8 +27,12 @@ traffic start or the windows could not be placed).
 import csv
 import json
 import math
+import os
 import sys
 from statistics import NormalDist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_stats  # noqa: E402
 
 EWMA_ALPHA = 0.5      # the controller's ewma_alpha (docs/hot-keys.md, knobs)
 FAMILY_ALPHA = 0.01   # false-alarm budget over all per-window comparisons
@@ -63,9 +67,14 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         ok = False
         print("FAIL: " + msg)
 
+    skips = []
+
+    class Unjudged(Exception):
+        pass
+
     def skip(msg):
-        print("SKIP: " + msg)
-        sys.exit(77)
+        skips.append(msg)
+        raise Unjudged()
 
     c = 1 + cfg["hot"]["epsilon"]
     vip = cfg["vips"][0]
@@ -79,149 +88,149 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     ivs = scen["interval_ms"] / 1000.0
     win_s = cfg["hot"]["window_ms"] / 1000.0
 
-    # --- alignment ---------------------------------------------------------
-    t0 = live["t0"]
-    if t0 is None or t0[0] is None:
-        skip("the traffic start could not be bracketed (sampler saw rx > 0 at its "
-             "first poll, or never)")
-    t0_lo, t0_hi = t0
-    rows = live["rows"]
-    # spillgen paces from its start, never more than one burst (32) ahead of
-    # R packets per second: the first poll that saw n > 0 packets was
-    # answered at least (n - 32) / R after the start.
-    first = [r for r in rows if r["rx"] > 0][0]
-    r0 = scen["phases"][0]["rate"]
-    tight = first["t_rep"] - max(0, first["rx"] - 32) / r0
-    if t0_lo <= tight < t0_hi:
-        t0_hi = tight
-    if not rows or rows[-1]["window"] is None:
-        bad("stats carry no hot-key window (hot keys disabled?)")
-        return 1
-    # Window w opened in [lo[w], hi[w]].
-    lo, hi = {}, {}
-    for a, b in zip(rows, rows[1:]):
-        if b["pid"] != a["pid"] or a["window"] is None or b["window"] is None:
-            continue
-        for w in range(a["window"] + 1, b["window"] + 1):
-            lo[w], hi[w] = a["t_req"], b["t_rep"]
-    if not lo:
-        skip("no window opening was observed")
-    wins = sorted(lo)
-
-    def w_def(x):   # the window certainly open (at least) at monotonic x
-        c_ = [w for w in wins if hi[w] <= x]
-        return max(c_) if c_ else None
-
-    def w_pos(x):   # the latest window possibly open at x
-        c_ = [w for w in wins if lo[w] <= x]
-        return max(c_) if c_ else None
-
-    print("alignment: traffic start bracketed within %.1f ms; %d window openings seen, "
-          "median bracket %.1f ms (window_ms %d)"
-          % ((t0_hi - t0_lo) * 1e3, len(wins),
-             sorted(hi[w] - lo[w] for w in wins)[len(wins) // 2] * 1e3, cfg["hot"]["window_ms"]))
-    whs_lo, whs_hi = w_def(t0_lo + tau_s), w_pos(t0_hi + tau_s)
-    if whs_lo is None or whs_hi is None:
-        skip("the hot phase's start could not be placed among the windows")
-    print("hot phase starts in window %d..%d (controller's clock)" % (whs_lo, whs_hi))
-    # Windows the controller had no data for: when it reads window w (while
-    # w + 1 is open) a core that has not closed w yet (its worker was
-    # descheduled) costs that window (missed_core_windows). Such a window
-    # tells the controller nothing, so the deadlines below count only the
-    # windows it could read: each miss seen while it read a window from the
-    # hot phase's start on moves them one window later.
-    missed_at = []      # (the windows possibly read at that time, misses)
-    for a, b in zip(rows, rows[1:]):
-        if b["pid"] == a["pid"] and a["missed"] is not None and b["missed"] > a["missed"]:
-            missed_at.append((a["window"] - 1, b["window"] - 1, b["missed"] - a["missed"]))
-
-    def misses_between(w0, w1):
-        return sum(n for x, y, n in missed_at if y >= w0 and x <= w1)
-
+    # Everything counted in windows needs spillgen's clock and the
+    # controller's placed against each other; if that fails, those checks
+    # are not judged (exit 77 unless another check fails).
+    aligned = False
     extra = 0
-    while True:
-        e = misses_between(whs_lo, whs_hi + PROMOTE_WINDOWS + extra - 1)
-        if e <= extra:
-            break
-        extra = e
-    n_missed = rows[-1]["missed"] - rows[0]["missed"] if rows[0]["missed"] is not None else 0
-    print("controller: %d core-windows missed in the run, %d of them from the hot phase's "
-          "start to the deadline (each moves the deadline one window on)" % (n_missed, extra))
+    try:
+        # --- alignment ---------------------------------------------------------
+        rows = [r for r in live["rows"] if live["rows"] and r["pid"] == live["rows"][-1]["pid"]]
+        t0 = live_stats.t0_bounds(rows, csv_path)
+        if t0 is None:
+            skip("spillgen's clock could not be placed against the polls")
+        t0_lo, t0_hi = t0
+        if rows[-1]["window"] is None:
+            bad("stats carry no hot-key window (hot keys disabled?)")
+            raise Unjudged()
+        # Window w opened in [lo[w], hi[w]].
+        lo, hi = {}, {}
+        for a, b in zip(rows, rows[1:]):
+            if b["pid"] != a["pid"] or a["window"] is None or b["window"] is None:
+                continue
+            for w in range(a["window"] + 1, b["window"] + 1):
+                lo[w], hi[w] = a["t_req"], b["t_rep"]
+        if not lo:
+            skip("no window opening was observed")
+        wins = sorted(lo)
 
-    # --- spillgen's decoded packets per window ------------------------------
-    bins = {}
-    for r in csv.DictReader(open(csv_path)):
-        i = int(round(float(r["t_s"]) / ivs))
-        bins.setdefault(i, {})[r["backend"]] = int(round(float(r["pps"]) * ivs))
-    first_w = whs_hi + PROMOTE_WINDOWS + extra
-    checked = []
-    skipped_short = skipped_empty = 0
-    for w in wins:
-        if w < first_w or w + 1 not in lo:
-            continue
-        a_, b_ = hi[w], lo[w + 1]          # certainly window w in between
-        if b_ > t0_lo + tau_e:             # past the hot phase's end
-            break
-        i0 = math.ceil((a_ - t0_lo) / ivs - 1e-9)
-        i1 = math.floor((b_ - t0_hi) / ivs + 1e-9)   # bins i0..i1-1
-        if (i1 - i0) * ivs < MIN_COVER * win_s:
-            skipped_short += 1
-            continue
-        load = {be: sum(bins.get(i, {}).get(be, 0) for i in range(i0, i1)) for be in bes}
-        if max(load.values()) < MIN_COUNT:
-            # spillgen (or the daemon's worker) was descheduled: next to
-            # nothing was sent in this stretch. Conservation is judged below.
-            skipped_empty += 1
-            continue
-        checked.append((w, i1 - i0, load))
-    if len(checked) < MIN_WINDOWS:
-        skip("only %d windows of the hot phase could be judged (%d too short to place "
-             "with certainty, %d with under %d packets at every backend); at least %d "
-             "needed" % (len(checked), skipped_short, skipped_empty, MIN_COUNT, MIN_WINDOWS))
+        def w_def(x):   # the window certainly open (at least) at monotonic x
+            c_ = [w for w in wins if hi[w] <= x]
+            return max(c_) if c_ else None
 
-    # Tolerance: a backend's count in a window is a sum of packets, each on
-    # that backend independently (background flows) or in connections of k
-    # packets that go to one replica together (the hot key), so its variance
-    # is at most k times its mean. The controller planned on EWMA loads of
-    # earlier windows (alpha 0.5: variance alpha/(2-alpha) = 1/3 of one
-    # window's), which adds that much again. Peak over mean, to first order:
-    #   sd(R)/R <= sqrt(k (1 + 1/3) / L_max + k / T)
-    # and z is one-sided at FAMILY_ALPHA over every (window, backend) pair.
-    infl = 1 + EWMA_ALPHA / (2 - EWMA_ALPHA)
-    m = len(checked)
-    z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / (m * n_be))
-    worst = None
-    over = []
-    tot = {be: 0 for be in bes}
-    for w, nb, load in checked:
-        T = sum(load.values())
-        lmax = max(load.values())
-        R = lmax / (T / n_be)
-        tol = z * c * math.sqrt(k * infl / lmax + k / T)
-        if worst is None or R - tol > worst[1] - worst[2]:
-            worst = (w, R, tol, T)
-        if R > c + tol:
-            over.append("window %d: peak/avg %.3f > %.2f + %.3f (%d packets)" % (w, R, c, tol, T))
-        for be in bes:
-            tot[be] += load[be]
-    T = sum(tot.values())
-    R_pool = max(tot.values()) / (T / n_be)
-    z1 = NormalDist().inv_cdf(1 - FAMILY_ALPHA / n_be)
-    tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
-    rs = sorted(max(l_.values()) / (sum(l_.values()) / n_be) for _, _, l_ in checked)
-    print("cap c = 1 + epsilon = %.2f; %d windows checked from window %d (hot start + %d + %d "
-          "missed); not judged: %d too short to place, %d nearly empty; z = %.2f"
-          % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty, z))
-    print("per-window peak/avg of the hot VIP (decoded packets): median %.3f, max %.3f; "
-          "worst margin in window %d: %.3f vs %.2f + %.3f (%d packets)"
-          % (rs[len(rs) // 2], rs[-1], worst[0], worst[1], c, worst[2], worst[3]))
-    print("all checked windows together: peak/avg %.3f vs %.2f + %.3f (%d packets: %s)"
-          % (R_pool, c, tol_pool, T, " ".join("%d" % tot[be] for be in bes)))
-    for o in over:
-        bad(o)
-    if R_pool > c + tol_pool:
-        bad("over the checked windows together peak/avg %.3f > %.2f + %.3f"
-            % (R_pool, c, tol_pool))
+        def w_pos(x):   # the latest window possibly open at x
+            c_ = [w for w in wins if lo[w] <= x]
+            return max(c_) if c_ else None
+
+        print("alignment: traffic start bracketed within %.1f ms; %d window openings seen, "
+              "median bracket %.1f ms (window_ms %d)"
+              % ((t0_hi - t0_lo) * 1e3, len(wins),
+                 sorted(hi[w] - lo[w] for w in wins)[len(wins) // 2] * 1e3, cfg["hot"]["window_ms"]))
+        whs_lo, whs_hi = w_def(t0_lo + tau_s), w_pos(t0_hi + tau_s)
+        if whs_lo is None or whs_hi is None:
+            skip("the hot phase's start could not be placed among the windows")
+        print("hot phase starts in window %d..%d (controller's clock)" % (whs_lo, whs_hi))
+        # Windows the controller had no data for: when it reads window w (while
+        # w + 1 is open) a core that has not closed w yet (its worker was
+        # descheduled) costs that window (missed_core_windows). Such a window
+        # tells the controller nothing, so the deadlines below count only the
+        # windows it could read: each miss seen while it read a window from the
+        # hot phase's start on moves them one window later.
+        missed_at = []      # (the windows possibly read at that time, misses)
+        for a, b in zip(rows, rows[1:]):
+            if b["pid"] == a["pid"] and a["missed"] is not None and b["missed"] > a["missed"]:
+                missed_at.append((a["window"] - 1, b["window"] - 1, b["missed"] - a["missed"]))
+
+        def misses_between(w0, w1):
+            return sum(n for x, y, n in missed_at if y >= w0 and x <= w1)
+
+        extra = 0
+        while True:
+            e = misses_between(whs_lo, whs_hi + PROMOTE_WINDOWS + extra - 1)
+            if e <= extra:
+                break
+            extra = e
+        n_missed = rows[-1]["missed"] - rows[0]["missed"] if rows[0]["missed"] is not None else 0
+        print("controller: %d core-windows missed in the run, %d of them from the hot phase's "
+              "start to the deadline (each moves the deadline one window on)" % (n_missed, extra))
+
+        # --- spillgen's decoded packets per window ------------------------------
+        bins = {}
+        for r in csv.DictReader(open(csv_path)):
+            i = int(round(float(r["t_s"]) / ivs))
+            bins.setdefault(i, {})[r["backend"]] = int(round(float(r["pps"]) * ivs))
+        first_w = whs_hi + PROMOTE_WINDOWS + extra
+        checked = []
+        skipped_short = skipped_empty = 0
+        for w in wins:
+            if w < first_w or w + 1 not in lo:
+                continue
+            a_, b_ = hi[w], lo[w + 1]          # certainly window w in between
+            if b_ > t0_lo + tau_e:             # past the hot phase's end
+                break
+            i0 = math.ceil((a_ - t0_lo) / ivs - 1e-9)
+            i1 = math.floor((b_ - t0_hi) / ivs + 1e-9)   # bins i0..i1-1
+            if (i1 - i0) * ivs < MIN_COVER * win_s:
+                skipped_short += 1
+                continue
+            load = {be: sum(bins.get(i, {}).get(be, 0) for i in range(i0, i1)) for be in bes}
+            if max(load.values()) < MIN_COUNT:
+                # spillgen (or the daemon's worker) was descheduled: next to
+                # nothing was sent in this stretch. Conservation is judged below.
+                skipped_empty += 1
+                continue
+            checked.append((w, i1 - i0, load))
+        if len(checked) < MIN_WINDOWS:
+            skip("only %d windows of the hot phase could be judged (%d too short to place "
+                 "with certainty, %d with under %d packets at every backend); at least %d "
+                 "needed" % (len(checked), skipped_short, skipped_empty, MIN_COUNT, MIN_WINDOWS))
+
+        # Tolerance: a backend's count in a window is a sum of packets, each on
+        # that backend independently (background flows) or in connections of k
+        # packets that go to one replica together (the hot key), so its variance
+        # is at most k times its mean. The controller planned on EWMA loads of
+        # earlier windows (alpha 0.5: variance alpha/(2-alpha) = 1/3 of one
+        # window's), which adds that much again. Peak over mean, to first order:
+        #   sd(R)/R <= sqrt(k (1 + 1/3) / L_max + k / T)
+        # and z is one-sided at FAMILY_ALPHA over every (window, backend) pair.
+        infl = 1 + EWMA_ALPHA / (2 - EWMA_ALPHA)
+        m = len(checked)
+        z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / (m * n_be))
+        worst = None
+        over = []
+        tot = {be: 0 for be in bes}
+        for w, nb, load in checked:
+            T = sum(load.values())
+            lmax = max(load.values())
+            R = lmax / (T / n_be)
+            tol = z * c * math.sqrt(k * infl / lmax + k / T)
+            if worst is None or R - tol > worst[1] - worst[2]:
+                worst = (w, R, tol, T)
+            if R > c + tol:
+                over.append("window %d: peak/avg %.3f > %.2f + %.3f (%d packets)" % (w, R, c, tol, T))
+            for be in bes:
+                tot[be] += load[be]
+        T = sum(tot.values())
+        R_pool = max(tot.values()) / (T / n_be)
+        z1 = NormalDist().inv_cdf(1 - FAMILY_ALPHA / n_be)
+        tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
+        rs = sorted(max(l_.values()) / (sum(l_.values()) / n_be) for _, _, l_ in checked)
+        print("cap c = 1 + epsilon = %.2f; %d windows checked from window %d (hot start + %d + %d "
+              "missed); not judged: %d too short to place, %d nearly empty; z = %.2f"
+              % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty, z))
+        print("per-window peak/avg of the hot VIP (decoded packets): median %.3f, max %.3f; "
+              "worst margin in window %d: %.3f vs %.2f + %.3f (%d packets)"
+              % (rs[len(rs) // 2], rs[-1], worst[0], worst[1], c, worst[2], worst[3]))
+        print("all checked windows together: peak/avg %.3f vs %.2f + %.3f (%d packets: %s)"
+              % (R_pool, c, tol_pool, T, " ".join("%d" % tot[be] for be in bes)))
+        for o in over:
+            bad(o)
+        if R_pool > c + tol_pool:
+            bad("over the checked windows together peak/avg %.3f > %.2f + %.3f"
+                % (R_pool, c, tol_pool))
+        aligned = True
+    except Unjudged:
+        pass
 
     # --- promotion, judged from the decoded packets --------------------------
     hkr = [h for h in res["hot_keys"] if h["phase"] == hot_ph["name"]][0]
@@ -237,7 +246,7 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             "ones would return to their first backend" % (hkr["packets"], hk["pool"], k))
     if not hkr["promoted"]:
         bad("the hot key's packets never reached a second backend")
-    else:
+    elif aligned:
         tau_p = tau_s + hkr["promotion_delay_ms"] / 1000.0
         wsp_lo = w_def(t0_lo + tau_p)
         wsp_hi = w_pos(t0_hi + tau_p)
@@ -322,7 +331,7 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             % (cnt["promotions"], len(promos)))
     else:
         wp = promos[0]["window"]
-        if not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
+        if aligned and not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
             bad("promoted in window %d, the hot phase began in %d..%d" % (wp, whs_lo, whs_hi))
     if sized and not r_lo <= sized[-1]["replicas"] <= r_hi:
         bad("the hot key's override ended with %d replicas; the cap needs %d..%d"
@@ -346,8 +355,15 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         bad("packets arrived after the traffic ended: %d then %d" % (t["rx_packets"], ft["rx_packets"]))
     if mp.get("in_use") != 0 or mp.get("available") != mp.get("size"):
         bad("mbufs leaked: mempool %s" % mp)
-    print("PASS" if ok else "FAILED")
-    return 0 if ok else 1
+    if not ok:
+        print("FAILED")
+        return 1
+    for x in skips:
+        print("SKIP: " + x)
+    if skips:
+        return 77
+    print("PASS")
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ open when the reply was built (stats.hot.window, if any) and VmRSS. From
 these the checkers align spillgen's own clock (its run starts with its first
 packet) and the controller's windows with one another:
 
-  - traffic start t0: after the last poll that saw rx 0 was sent and before
-    the first that saw rx > 0 was answered (t0 = [lo, hi]);
+  - traffic start t0 (spillgen's time 0): see t0_bounds(), from these
+    counts against spillgen's own per-interval series (out["t0"] is only
+    the first poll that saw rx > 0, [time the last poll saw rx 0, its
+    reply]: a worker stall can hide traffic already sent);
   - window w opened after the last poll that saw a window < w was sent and
     before the first that saw >= w was answered (control builds the reply on
     the thread that opens windows, so the value is exact at that moment).
@@ -71,6 +73,50 @@ def rss_kib(pid):
     except OSError:
         return None
     return None
+
+
+def t0_bounds(rows, series_csv):
+    """Bounds [lo, hi] on spillgen's time 0 in monotonic time, from every
+    poll: the daemon cannot have received more packets than spillgen had
+    built by then, nor spillgen have decoded more than the daemon had
+    forwarded. With cumulative counts at spillgen's interval edges e_j
+    (SERIES.csv: tx per interval by send time, decoded per backend by
+    receive time), for a poll answered between t_req and t_rep:
+      t0 <= t_rep - e_j, e_j the last edge where built < rx,
+      t0 >= t_req - e_k, e_k the first edge where decoded > forwarded.
+    Both hold whatever the scheduling; they are tight when the daemon keeps
+    up (rx close to what was sent). None when no poll gives a bound."""
+    import csv
+    tx, dec, ivs = {}, {}, None
+    for r in csv.DictReader(open(series_csv)):
+        i = round(float(r["t_s"]) * 1e6)
+        tx[i] = float(r["tx_pps"])
+        dec[i] = dec.get(i, 0.0) + float(r["pps"])
+    edges = sorted(tx)
+    if len(edges) < 2:
+        return None
+    ivs = (edges[1] - edges[0]) / 1e6
+    cum_tx, cum_dec, a, b = [0], [0], 0, 0
+    for i in edges:
+        a += round(tx[i] * ivs)
+        b += round(dec[i] * ivs)
+        cum_tx.append(a)
+        cum_dec.append(b)
+    # cum[j] is the count before edge j (edge j at j * ivs).
+    lo = hi = None
+    import bisect
+    for r in rows:
+        if r["rx"] > 0:
+            j = bisect.bisect_left(cum_tx, r["rx"]) - 1      # last j: cum_tx[j] < rx
+            h = r["t_rep"] - max(0, j) * ivs
+            hi = h if hi is None else min(hi, h)
+        k = bisect.bisect_right(cum_dec, r.get("fwd", 0))  # first k: cum_dec[k] > fwd
+        if k < len(cum_dec):
+            x = r["t_req"] - k * ivs
+            lo = x if lo is None else max(lo, x)
+    if lo is None or hi is None or lo > hi:
+        return None
+    return [lo, hi]
 
 
 def main():
@@ -130,7 +176,7 @@ def main():
             stop_reason = "daemon gone"
             break
         t = s["totals"]
-        row = {"t_req": t_req, "t_rep": t_rep, "rx": t["rx_packets"],
+        row = {"t_req": t_req, "t_rep": t_rep, "rx": t["rx_packets"], "fwd": t["forwarded"],
                "hits": t["flow_hits"], "misses": t["flow_misses"],
                "rechosen": t["flow_rechosen"], "evictions": t["flow_evictions"],
                "new_flows": sum(v["new_flows"] for v in s["vips"]),
