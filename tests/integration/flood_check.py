@@ -38,6 +38,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_stats  # noqa: E402
+
 EST_SLACK = 8          # re-created established entries tolerated in the hits
                        # model (expected < 0.001; a moved one fails anyway)
 
@@ -64,12 +67,12 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     end = phases[-1]["end"]
     flood = {h["phase"]: h for h in r["hot_keys"]}
     flood_dec = sum(h["packets"] for h in r["hot_keys"])
-    t0 = live["t0"]
-    if t0 is None or t0[0] is None:
-        print("SKIP: the traffic start could not be bracketed by the stats polls")
+    rows = [x for x in live["rows"] if live["rows"] and x["pid"] == live["rows"][-1]["pid"]]
+    t0 = live_stats.t0_bounds(rows, csv_path)
+    if t0 is None:
+        print("SKIP: spillgen's clock could not be placed against the stats polls")
         return 77
     t0_lo, t0_hi = t0
-    rows = [x for x in live["rows"] if x["pid"] == live["rows"][-1]["pid"]]
 
     # --- the flood itself -----------------------------------------------------
     st = final["totals"]

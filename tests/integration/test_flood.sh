@@ -7,12 +7,12 @@
 #   - the flood: SYN packets each of a new 5-tuple (one source address per
 #     0.25 s phase, a new source port for every packet, never one reused), so
 #     no flood flow is ever seen twice and every flood packet is a flow-table
-#     miss; 100 % of the packets for 0.5 s, then 60 % up to 5 s;
+#     miss; 100 % of the packets for 0.5 s, then 60 % up to 7.5 s;
 #   - FLOOD_ESTABLISHED (default 32) long-lived connections from 0.5 s on, 40 %
 #     of the packets: each sends often enough that the flood never evicts it
 #     (the expected number of its entries evicted is about 0.002, see
 #     flood_check.py);
-#   - at 1.5, 2.5 and 3.5 s after the traffic starts, live_stats.py changes
+#   - at 2, 3.75 and 5.5 s after the traffic starts, live_stats.py changes
 #     the membership over the control socket: a backend added (weight 1),
 #     the weight-2 backend set to weight 0, another backend added (weight 2).
 # live_stats.py also polls stats and VmRSS every 50 ms and reads the counters
@@ -77,7 +77,7 @@ JSON
 /usr/bin/python3 - "$WORK/flood.json" "$EST" <<'PY'
 import json, sys
 phases = []
-for k in range(20):
+for k in range(30):
     only = k < 2
     phases.append({"name": "flood-%d" % k, "start": k * 0.25, "end": (k + 1) * 0.25,
                    "rate": 250000 if only else 400000,
@@ -90,14 +90,14 @@ json.dump({"description": "SYN flood of new 5-tuples; long-lived connections fro
 PY
 VIP='{"address": "192.0.2.10", "port": 80, "protocol": "tcp"}'
 cat >"$WORK/actions.json" <<JSON
-[{"at": 1.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.5", "weight": 1}},
- {"at": 2.5, "method": "backend_set", "params": {"vip": $VIP, "address": "10.1.0.3", "weight": 0}},
- {"at": 3.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.6", "weight": 2}}]
+[{"at": 2.0, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.5", "weight": 1}},
+ {"at": 3.75, "method": "backend_set", "params": {"vip": $VIP, "address": "10.1.0.3", "weight": 0}},
+ {"at": 5.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.6", "weight": 2}}]
 JSON
 
 CTL=$WORK/ctl.sock
 /usr/bin/python3 "$HERE/live_stats.py" "$CTL" "$WORK/live.json" "$WORK/stop" \
-	--period 0.05 --end 5.0 --actions "$WORK/actions.json" --deadline 280 &
+	--period 0.05 --end 7.5 --actions "$WORK/actions.json" --deadline 280 &
 SAMPLER=$!
 set +e
 LB_ARGS="--control $CTL" timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/memif.pid" \
