@@ -38,6 +38,7 @@ EWMA_ALPHA = 0.5      # the controller's ewma_alpha (docs/hot-keys.md, knobs)
 FAMILY_ALPHA = 0.01   # false-alarm budget over all per-window comparisons
 PROMOTE_WINDOWS = 3   # the key is spread, and the cap holds, this many
                       # windows after the window the hot phase starts in
+DEMOTE_WINDOWS = 5    # the controller's default demote_windows (D)
 MIN_WINDOWS = 10      # fewer checkable windows: the run cannot be judged
 MIN_COVER = 0.25      # a window is judged on the part of it that certainly
                       # belongs to it, if that is at least this fraction
@@ -87,11 +88,33 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     tau_s, tau_e = hot_ph["start"], hot_ph["end"]
     ivs = scen["interval_ms"] / 1000.0
     win_s = cfg["hot"]["window_ms"] / 1000.0
+    hkr = [h for h in res["hot_keys"] if h["phase"] == hot_ph["name"]][0]
+    # The daemon's account, read over the control socket once the traffic
+    # was over (checked against the model further down).
+    q = live.get("quiet")
+    hl = q["hot_list"] if q else {"overrides": [], "counters": {}, "params": {}}
+    ev = q["hot_events"] if q else []
+    # Events name keys by hash: the hot key's is the one of its override
+    # (hot_list names the key), else that of the only promotion.
+    ours = [o for o in hl["overrides"] if o["key"].get("src") == hk["src"]]
+    all_promos = {e["key_hash"] for e in ev if e["event"] == "promote"}
+    if ours:
+        kh, how = ours[0]["key_hash"], "its override in hot_list"
+    elif len(all_promos) == 1:
+        kh, how = next(iter(all_promos)), "the only key promoted"
+    else:
+        kh, how = None, "not found"
+    mine = [e for e in ev if e["key_hash"] == kh]
+    promos = [e for e in mine if e["event"] == "promote"]
+    sized = [e for e in mine if e["event"] in ("promote", "replan")]
+    D = hl["params"].get("demote_windows", DEMOTE_WINDOWS)
+    repromoted = 0      # promotions after a demotion the model explains
 
     # Everything counted in windows needs spillgen's clock and the
-    # controller's placed against each other; if that fails, those checks
-    # are not judged (exit 77 unless another check fails).
-    aligned = False
+    # controller's placed against each other (placed), and the cap enough
+    # windows judged with certainty; what cannot be judged is not (exit 77
+    # unless another check fails).
+    placed = False
     extra = 0
     try:
         # --- alignment ---------------------------------------------------------
@@ -153,7 +176,46 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         n_missed = rows[-1]["missed"] - rows[0]["missed"] if rows[0]["missed"] is not None else 0
         print("controller: %d core-windows missed in the run, %d of them from the hot phase's "
               "start to the deadline (each moves the deadline one window on)" % (n_missed, extra))
+        # A demotion while the key is hot: the model (spillgen measures its
+        # share at p in every window) allows it only if the controller could
+        # read none of the D windows before it, which it counts as empty by
+        # design. Then the windows from the demotion until the key is promoted
+        # again (within PROMOTE_WINDOWS of the demotion, plus unread windows)
+        # and its plan took effect are not judged against the cap.
+        whe = w_pos(t0_hi + tau_e)
+        blind = []
+        for e in mine:
+            wd = e["window"]
+            if e["event"] != "demote" or whe is None or not whs_lo <= wd < whe:
+                continue
+            unread = misses_between(wd - D + 1, wd)
+            if unread < D:
+                bad("the hot key was demoted in window %d while its share was %.2f (spillgen); "
+                    "the controller missed only %d of the %d windows before it"
+                    % (wd, hkr["measured_share"], unread, D))
+                continue
+            more = 0
+            while True:
+                m_ = misses_between(wd + 1, wd + PROMOTE_WINDOWS + more)
+                if m_ <= more:
+                    break
+                more = m_
+            again = [x["window"] for x in promos if x["window"] > wd]
+            if again and again[0] <= wd + PROMOTE_WINDOWS + more:
+                repromoted += 1
+                blind.append((wd + 1, again[0] + 2 + misses_between(again[0], again[0] + 2)))
+                print("demoted in window %d after %d unread windows (the controller's view: "
+                      "empty), promoted again in %d: windows %d..%d not judged"
+                      % (wd, unread, again[0], blind[-1][0], blind[-1][1]))
+            elif wd + PROMOTE_WINDOWS + more >= whe:
+                blind.append((wd + 1, whe))
+                print("demoted in window %d after %d unread windows, the hot phase ended in %d"
+                      % (wd, unread, whe))
+            else:
+                bad("demoted in window %d (after %d unread windows) and not promoted again by "
+                    "window %d" % (wd, unread, wd + PROMOTE_WINDOWS + more))
 
+        placed = True
         # --- spillgen's decoded packets per window ------------------------------
         bins = {}
         for r in csv.DictReader(open(csv_path)):
@@ -162,8 +224,12 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         first_w = whs_hi + PROMOTE_WINDOWS + extra
         checked = []
         skipped_short = skipped_empty = 0
+        skipped_blind = 0
         for w in wins:
             if w < first_w or w + 1 not in lo:
+                continue
+            if any(x <= w <= y for x, y in blind):
+                skipped_blind += 1
                 continue
             a_, b_ = hi[w], lo[w + 1]          # certainly window w in between
             if b_ > t0_lo + tau_e:             # past the hot phase's end
@@ -216,8 +282,10 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
         rs = sorted(max(l_.values()) / (sum(l_.values()) / n_be) for _, _, l_ in checked)
         print("cap c = 1 + epsilon = %.2f; %d windows checked from window %d (hot start + %d + %d "
-              "missed); not judged: %d too short to place, %d nearly empty; z = %.2f"
-              % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty, z))
+              "missed); not judged: %d too short to place, %d nearly empty, %d after an "
+              "explained demotion; z = %.2f"
+              % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty,
+                 skipped_blind, z))
         print("per-window peak/avg of the hot VIP (decoded packets): median %.3f, max %.3f; "
               "worst margin in window %d: %.3f vs %.2f + %.3f (%d packets)"
               % (rs[len(rs) // 2], rs[-1], worst[0], worst[1], c, worst[2], worst[3]))
@@ -228,12 +296,10 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         if R_pool > c + tol_pool:
             bad("over the checked windows together peak/avg %.3f > %.2f + %.3f"
                 % (R_pool, c, tol_pool))
-        aligned = True
     except Unjudged:
         pass
 
     # --- promotion, judged from the decoded packets --------------------------
-    hkr = [h for h in res["hot_keys"] if h["phase"] == hot_ph["name"]][0]
     p = hkr["measured_share"]
     n_phase = hkr["packets"] / p if p else 0
     sd = math.sqrt(p * (1 - p) / n_phase) if n_phase else 1
@@ -246,7 +312,7 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             "ones would return to their first backend" % (hkr["packets"], hk["pool"], k))
     if not hkr["promoted"]:
         bad("the hot key's packets never reached a second backend")
-    elif aligned:
+    elif placed:
         tau_p = tau_s + hkr["promotion_delay_ms"] / 1000.0
         wsp_lo = w_def(t0_lo + tau_p)
         wsp_hi = w_pos(t0_hi + tau_p)
@@ -306,32 +372,22 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         bad("per backend, spillwayd counted %d packets more than spillgen decoded; "
             "it dropped %d" % (diff, t["dropped"]))
     # Promotion in the daemon's counters and events, against the model.
-    hl, ev = q["hot_list"], q["hot_events"]
     cnt = hl["counters"]
-    # Events name keys by hash: the hot key's is the one of its override
-    # (hot_list names the key), else that of the only promotion.
-    ours = [o for o in hl["overrides"] if o["key"].get("src") == hk["src"]]
-    all_promos = {e["key_hash"] for e in ev if e["event"] == "promote"}
-    if ours:
-        kh, how = ours[0]["key_hash"], "its override in hot_list"
-    elif len(all_promos) == 1:
-        kh, how = next(iter(all_promos)), "the only key promoted"
-    else:
-        kh, how = None, "not found"
-    mine = [e for e in ev if e["key_hash"] == kh]
-    promos = [e for e in mine if e["event"] == "promote"]
-    sized = [e for e in mine if e["event"] in ("promote", "replan")]
     print("hot-key counters: %s; events of the hot key (%s, by %s): %s"
           % (cnt, kh, how, ", ".join("%s@%d r=%d" % (e["event"], e["window"], e["replicas"])
                                      for e in mine)))
     # Background flows each carry (1 - p) / flows of the packets, far below
     # the threshold: the hot key is the only key the model promotes.
-    if cnt["promotions"] != 1 or len(promos) != 1:
-        bad("%d promotions (%d of the hot key); the model has exactly one"
-            % (cnt["promotions"], len(promos)))
-    else:
+    demoted = [e for e in mine if e["event"] == "demote"]
+    if not placed and demoted:
+        skips.append("the hot key was demoted %d times; without the windows placed the "
+                     "demotions cannot be explained" % len(demoted))
+    elif cnt["promotions"] != len(promos) or len(promos) != 1 + repromoted:
+        bad("%d promotions (%d of the hot key); the model has %d (one, and one after each "
+            "demotion it explains)" % (cnt["promotions"], len(promos), 1 + repromoted))
+    if promos:
         wp = promos[0]["window"]
-        if aligned and not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
+        if placed and not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
             bad("promoted in window %d, the hot phase began in %d..%d" % (wp, whs_lo, whs_hi))
     if sized and not r_lo <= sized[-1]["replicas"] <= r_hi:
         bad("the hot key's override ended with %d replicas; the cap needs %d..%d"
