@@ -346,7 +346,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 			return rc;
 		if (seed != NULL) {
 			if (strlen(seed) == 0 || strlen(seed) >= sizeof(cfg->seed))
-				return fail(c, "maglev.seed", "must be 1 to %zu characters",
+				return fail(c, "maglev.seed", "must be 1 to %zu bytes",
 				            sizeof(cfg->seed) - 1);
 			snprintf(cfg->seed, sizeof(cfg->seed), "%s", seed);
 		}
@@ -397,6 +397,33 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	return 0;
 }
 
+/*
+ * A backend name: 1 to LB_NAME_MAX - 1 bytes, each one of A-Z a-z 0-9 . _ : -
+ * (ASCII, so bytes and characters agree). The message names the first
+ * offending byte by position and value, never the name itself: it may hold
+ * terminal escapes, and it goes to clients and logs.
+ */
+static int
+check_name(struct ctx *c, const char *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= LB_NAME_MAX)
+		return fail(c, p, "must be 1 to %d bytes (got %zu)", LB_NAME_MAX - 1, n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == ':' || ch == '-')
+			continue;
+		return fail(c, p,
+		            "byte %zu (0x%02x) is not allowed: a name is made of A-Z a-z 0-9 "
+		            ". _ : -",
+		            i + 1, ch);
+	}
+	return 0;
+}
+
 static int
 parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
               struct lb_cfg_backend *b)
@@ -425,8 +452,8 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 		char p[256];
 
 		join(p, sizeof(p), path, "name");
-		if (strlen(name) == 0 || strlen(name) >= sizeof(b->name))
-			return fail(c, p, "must be 1 to %zu characters", sizeof(b->name) - 1);
+		if ((rc = check_name(c, p, name)) != 0)
+			return rc;
 		snprintf(b->name, sizeof(b->name), "%s", name);
 	}
 	b->state = LB_BACKEND_ACTIVE;

@@ -29,6 +29,10 @@
 #define BE1 "{'address': '10.0.0.1'}"
 #define ONE_VIP(fields) "{" ENC ", 'vips': [{" fields "}]}"
 #define ONE_BE(fields) ONE_VIP(VIP_HEAD ", 'backends': [" BE1 ", {" fields "}]")
+/* 63 bytes, every byte a backend name may hold; and 32 two-byte characters. */
+#define NAME63 "_:-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+#define E4 "\u00e9\u00e9\u00e9\u00e9"
+#define E32 E4 E4 E4 E4 E4 E4 E4 E4
 
 struct bad_case {
 	const char *name;
@@ -172,9 +176,38 @@ static const struct bad_case bad_cases[] = {
         {"test_config_rejects missing backend address", ONE_BE("'weight': 2"),
          "vips[0].backends[1].address", "missing (required)"},
         {"test_config_rejects seed empty", "{" ENC ", 'maglev': {'seed': ''}}", "maglev.seed",
-         "must be 1 to 255 characters"},
+         "must be 1 to 255 bytes"},
         {"test_config_rejects backend name empty", ONE_BE("'address': '10.0.0.2', 'name': ''"),
-         "vips[0].backends[1].name", "must be 1 to 63 characters"},
+         "vips[0].backends[1].name", "must be 1 to 63 bytes"},
+        /* Names: 1 to 63 bytes of A-Z a-z 0-9 . _ : - (docs/control-protocol.md). */
+        {"test_config_rejects backend name 64 bytes",
+         ONE_BE("'address': '10.0.0.2', 'name': '" NAME63 "x'"), "vips[0].backends[1].name",
+         "must be 1 to 63 bytes (got 64)"},
+        /* 32 characters, 64 bytes: the limit counts bytes. */
+        {"test_config_rejects backend name 32 two-byte characters",
+         ONE_BE("'address': '10.0.0.2', 'name': '" E32 "'"), "vips[0].backends[1].name",
+         "must be 1 to 63 bytes (got 64)"},
+        {"test_config_rejects backend name with tab",
+         ONE_BE("'address': '10.0.0.2', 'name': 'web\\tweight\\t999'"), "vips[0].backends[1].name",
+         "byte 4 (0x09) is not allowed"},
+        {"test_config_rejects backend name with ESC",
+         ONE_BE("'address': '10.0.0.2', 'name': '\\u001b[2J'"), "vips[0].backends[1].name",
+         "byte 1 (0x1b) is not allowed"},
+        {"test_config_rejects backend name with newline",
+         ONE_BE("'address': '10.0.0.2', 'name': 'a\\nb'"), "vips[0].backends[1].name",
+         "byte 2 (0x0a) is not allowed"},
+        {"test_config_rejects backend name with space",
+         ONE_BE("'address': '10.0.0.2', 'name': 'web 1'"), "vips[0].backends[1].name",
+         "byte 4 (0x20) is not allowed"},
+        {"test_config_rejects backend name with slash",
+         ONE_BE("'address': '10.0.0.2', 'name': 'web/1'"), "vips[0].backends[1].name",
+         "byte 4 (0x2f) is not allowed"},
+        {"test_config_rejects backend name non-ASCII",
+         ONE_BE("'address': '10.0.0.2', 'name': 'w\\u00e9b'"), "vips[0].backends[1].name",
+         "byte 2 (0xc3) is not allowed"},
+        {"test_config_rejects backend name with DEL",
+         ONE_BE("'address': '10.0.0.2', 'name': 'a\\u007f'"), "vips[0].backends[1].name",
+         "byte 2 (0x7f) is not allowed"},
         {"test_config_rejects flows capacity too small", "{" ENC ", 'flows': {'capacity': 63}}",
          "flows.capacity", "63 out of range"},
         {"test_config_rejects flows capacity too big",
@@ -229,6 +262,9 @@ test_config_accepts_boundaries(void **state)
 	        "'mtu': 9000, 'gue_port': 1}}",
 	        ONE_VIP("'address': '203.0.113.1', 'port': 65535, 'protocol': 'udp'"),
 	        ONE_BE("'address': '10.0.0.2', 'weight': 0"),
+	        ONE_BE("'address': '10.0.0.2', 'name': '" NAME63 "'"),
+	        ONE_BE("'address': '10.0.0.2', 'name': 'a'"),
+	        ONE_BE("'address': '10.0.0.2', 'name': 'web-1.rack_2:a'"),
 	        /* Same address and port, other protocol: a different VIP. */
 	        "{" ENC ", 'vips': [{" VIP_HEAD "}, {'address': '203.0.113.1', 'port': 80, "
 	        "'protocol': 'udp'}]}",

@@ -19,6 +19,10 @@
 #include "../../control/rpc.h"
 #include "rpc_fixture.h"
 
+/* 63 bytes, every byte a backend name may hold; and 64, one more than allowed. */
+#define NAME63 "_:-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+#define NAME64 NAME63 "X"
+
 /* ---- Rejections: one row each; nothing may change. ---- */
 
 static const struct err_case err_cases[] = {
@@ -57,7 +61,27 @@ static const struct err_case err_cases[] = {
          "state: \"up\" is not one of: active, draining, down", "1"},
         {"backend_add empty name",
          REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': ''}"), P,
-         "name: must be 1 to 63 characters", "1"},
+         "name: must be 1 to 63 bytes (got 0)", "1"},
+        /* Names: 1 to 63 bytes of A-Z a-z 0-9 . _ : -, judged as in the file. */
+        {"backend_add name 64 bytes",
+         REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': '" NAME64 "'}"), P,
+         "name: must be 1 to 63 bytes (got 64)", "1"},
+        {"backend_add name with tabs",
+         REQ("backend_add",
+             "{'vip': " VREF ", 'address': '10.1.0.9', 'name': 'x\\tweight\\t999\\tdown'}"),
+         P, "name: byte 2 (0x09) is not allowed", "1"},
+        {"backend_add name with ESC",
+         REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': 'a\\u001b[31m'}"), P,
+         "name: byte 2 (0x1b) is not allowed", "1"},
+        {"backend_add name with space",
+         REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': 'a b'}"), P,
+         "name: byte 2 (0x20) is not allowed", "1"},
+        {"backend_add name with slash",
+         REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': '/'}"), P,
+         "name: byte 1 (0x2f) is not allowed", "1"},
+        {"backend_add name non-ASCII",
+         REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'name': '\\u00e9'}"), P,
+         "name: byte 1 (0xc3) is not allowed", "1"},
         {"backend_add unknown field",
          REQ("backend_add", "{'vip': " VREF ", 'address': '10.1.0.9', 'port': 8080}"), P,
          "port: unknown field", "1"},
@@ -138,6 +162,23 @@ test_rpc_backend_add(void **state)
 	assert_int_equal(f->cfg->vips[0].backends[3].weight, 7);
 	assert_string_equal(f->cfg->vips[0].backends[3].name, "v6");
 	assert_int_equal(f->cfg->vips[1].n_backends, 1);
+}
+
+/* Every byte of the name set, 63 of them (the limit), is accepted and kept. */
+static void
+test_rpc_backend_name_set(void **state)
+{
+	struct fake *f = *state;
+	json_t *r, *res;
+
+	res = call_ok(f,
+	              REQ("backend_add",
+	                  "{'vip': " VREF ", 'address': '10.1.0.3', 'name': '" NAME63 "'}"),
+	              &r);
+	assert_string_equal(json_string_value(json_object_get(res, "name")), NAME63);
+	json_decref(r);
+	assert_int_equal(strlen(f->cfg->vips[0].backends[2].name), 63);
+	assert_string_equal(f->cfg->vips[0].backends[2].name, NAME63);
 }
 
 static void
@@ -261,6 +302,7 @@ main(void)
 	        RPC_TEST(test_rpc_backend_add),
 	        RPC_TEST(test_rpc_backend_remove),
 	        RPC_TEST(test_rpc_backend_set),
+	        RPC_TEST(test_rpc_backend_name_set),
 	        cmocka_unit_test(test_rpc_backend_family_needs_source),
 	        cmocka_unit_test(test_rpc_limit_backends),
 	};
