@@ -31,17 +31,29 @@ opt_state(const struct spillctl_args *a, json_t *o)
 	return true;
 }
 
+/* A backend name as the server takes it: 1 to 63 bytes of A-Z a-z 0-9 . _ : -. */
+static bool
+name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 63)
+		return false;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") ==
+	       n;
+}
+
 static void
 print_backend(const char *verb, const json_t *b, const char *vt)
 {
 	const char *addr = spillctl_jstr(b, "address", "?");
 	const char *name = spillctl_jstr(b, "name", "");
 
-	printf("%sbackend %s%s%s%s of %s: weight %lld, state %s\n", verb, addr,
-	       *name && strcmp(name, addr) != 0 ? " (" : "",
-	       *name && strcmp(name, addr) != 0 ? name : "",
-	       *name && strcmp(name, addr) != 0 ? ")" : "", vt,
-	       (long long)spillctl_jint(b, "weight"), spillctl_jstr(b, "state", "active"));
+	bool named = *name && strcmp(name, addr) != 0;
+
+	printf("%sbackend %s%s%s%s of %s: weight %lld, state %s\n", verb, spillctl_esc(addr),
+	       named ? " (" : "", named ? spillctl_esc(name) : "", named ? ")" : "", vt,
+	       (long long)spillctl_jint(b, "weight"), spillctl_jtext(b, "state", "active"));
 }
 
 /* Parses "VIP ADDR" into {"vip": ref, "address": ADDR} and the VIP's text. */
@@ -79,7 +91,7 @@ backend_call(struct spillctl_cli *cli, const char *method, json_t *params, const
              const char *vt)
 {
 	json_t *res;
-	int rc = spillctl_call_print(cli, method, params, &res);
+	int rc = spillctl_call_print(cli, method, params, &spillctl_shape_backend, &res);
 
 	if (res != NULL) {
 		print_backend(verb, res, vt);
@@ -98,9 +110,11 @@ cmd_backend_add(struct spillctl_cli *cli, const struct spillctl_args *a)
 	if (params == NULL)
 		return SPILLCTL_EXIT_USAGE;
 	if (name != NULL) {
-		if (*name == '\0' || strlen(name) > 63) {
+		if (!name_valid(name)) {
 			json_decref(params);
-			return spillctl_usage_error(a->cmd, "--name: expected 1 to 63 characters");
+			return spillctl_usage_error(a->cmd,
+			                            "--name: expected 1 to 63 bytes of A-Z a-z 0-9 "
+			                            ". _ : - (docs/control-protocol.md)");
 		}
 		json_object_set_new(params, "name", json_string(name));
 	}
@@ -124,8 +138,8 @@ static const struct spillctl_command backend_add_cmd = {
                 "\n"
                 "Options:\n"
                 "  --weight W       share of the table, 0-65535 (server default 1)\n"
-                "  --name NAME      stable identity, 1-63 characters (default: the address);\n"
-                "                   the backend's slots derive from it\n"
+                "  --name NAME      stable identity (default: the address), 1-63 bytes of\n"
+                "                   A-Z a-z 0-9 . _ : -; the backend's slots derive from it\n"
                 "  --state STATE    active (default), draining or down\n"
                 "\n"
                 "Examples:\n"
@@ -147,7 +161,8 @@ cmd_backend_remove(struct spillctl_cli *cli, const struct spillctl_args *a)
 
 	if (params == NULL)
 		return SPILLCTL_EXIT_USAGE;
-	rc = spillctl_call_print(cli, "backend_remove", json_incref(params), &res);
+	rc = spillctl_call_print(cli, "backend_remove", json_incref(params), &spillctl_shape_object,
+	                         &res);
 	if (res != NULL) {
 		printf("removed backend %s from %s\n", spillctl_jstr(params, "address", "?"), vt);
 		json_decref(res);

@@ -56,7 +56,7 @@ cmd_call(struct spillctl_cli *cli, const struct spillctl_args *a)
 			return spillctl_usage_error(a->cmd, "PARAMS-JSON must be a JSON object");
 		}
 	}
-	return spillctl_call_json(cli, method, params);
+	return spillctl_call_json(cli, method, params, &spillctl_shape_any);
 }
 
 static const struct spillctl_command call_cmd = {
@@ -152,9 +152,15 @@ cmd_batch(struct spillctl_cli *cli, const struct spillctl_args *a)
 	if (json_is_object(reply)) {
 		json_t *res;
 		json_t *err;
+		char why[256];
 
-		if (!spillctl_reply_valid(reply, json_null(), &res, &err) || err == NULL) {
-			rc = spillctl_io_error(cli, "invalid reply from the server to a batch");
+		if (!spillctl_reply_valid(reply, json_null(), &res, &err, why, sizeof(why))) {
+			rc = spillctl_io_error(cli, "malformed reply to a batch: %s", why);
+			goto out;
+		}
+		if (err == NULL) {
+			rc = spillctl_io_error(cli, "malformed reply to a batch: a result where an "
+			                            "array of replies or one error was expected");
 			goto out;
 		}
 		spillctl_report_error(cli, err);
@@ -162,8 +168,7 @@ cmd_batch(struct spillctl_cli *cli, const struct spillctl_args *a)
 		goto out;
 	}
 	if (!json_is_array(reply) || json_array_size(reply) != n) {
-		rc = spillctl_io_error(cli, "invalid reply from the server: expected %zu replies",
-		                       n);
+		rc = spillctl_io_error(cli, "malformed reply to a batch: expected %zu replies", n);
 		goto out;
 	}
 	/* Replies may come in any order: put them in request order by id. */
@@ -183,13 +188,13 @@ cmd_batch(struct spillctl_cli *cli, const struct spillctl_args *a)
 		{
 			json_t *res;
 			json_t *err;
+			char why[256] = "no reply with its id";
 
-			if (found == NULL || !spillctl_reply_valid(found, want, &res, &err)) {
-				rc = spillctl_io_error(
-				        cli,
-				        "invalid reply from the server: no valid reply "
-				        "for call %zu",
-				        i + 1);
+			if (found == NULL ||
+			    !spillctl_reply_valid(found, want, &res, &err, why, sizeof(why))) {
+				rc = spillctl_io_error(cli,
+				                       "malformed reply to a batch: call %zu: %s",
+				                       i + 1, why);
 				goto out;
 			}
 			if (err != NULL &&
@@ -200,7 +205,8 @@ cmd_batch(struct spillctl_cli *cli, const struct spillctl_args *a)
 		json_array_append(ordered, found);
 	}
 	if (failed != NULL) {
-		fprintf(stderr, "spillctl: %s (code %lld)\n", spillctl_jstr(failed, "message", "?"),
+		fprintf(stderr, "spillctl: %s (code %lld)\n",
+		        spillctl_jtext(failed, "message", "?"),
 		        (long long)spillctl_jint(failed, "code"));
 		rc = SPILLCTL_EXIT_SERVER;
 	}
@@ -223,11 +229,11 @@ cmd_batch(struct spillctl_cli *cli, const struct spillctl_args *a)
 			        json_object_get(json_array_get(calls, i), "method"));
 
 			if (err != NULL)
-				printf("%zu  %s: %s (code %lld)\n", i + 1, m,
-				       spillctl_jstr(err, "message", "?"),
+				printf("%zu  %s: %s (code %lld)\n", i + 1, spillctl_esc(m),
+				       spillctl_jtext(err, "message", "?"),
 				       (long long)spillctl_jint(err, "code"));
 			else
-				printf("%zu  %s: ok\n", i + 1, m);
+				printf("%zu  %s: ok\n", i + 1, spillctl_esc(m));
 		}
 		if (failed != NULL)
 			fputs("batch not applied (no change was made)\n", stdout);

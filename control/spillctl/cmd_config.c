@@ -17,7 +17,7 @@ static int
 cmd_config_get(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	(void)a;
-	return spillctl_call_json(cli, "config_get", NULL);
+	return spillctl_call_json(cli, "config_get", NULL, &spillctl_shape_object);
 }
 
 static const struct spillctl_command config_get_cmd = {
@@ -36,11 +36,11 @@ static int
 cmd_config_save(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	json_t *res;
-	int rc = spillctl_call_print(cli, "config_save", NULL, &res);
+	int rc = spillctl_call_print(cli, "config_save", NULL, &spillctl_shape_config_save, &res);
 
 	(void)a;
 	if (res != NULL) {
-		printf("configuration saved to %s\n", spillctl_jstr(res, "path", "?"));
+		printf("configuration saved to %s\n", spillctl_jtext(res, "path", "?"));
 		json_decref(res);
 	}
 	return rc;
@@ -66,7 +66,8 @@ drain_common(struct spillctl_cli *cli, bool on)
 {
 	const json_t *bird;
 	json_t *res;
-	int rc = spillctl_call_print(cli, on ? "drain" : "undrain", NULL, &res);
+	int rc = spillctl_call_print(cli, on ? "drain" : "undrain", NULL, &spillctl_shape_drain,
+	                             &res);
 
 	if (res == NULL)
 		return rc;
@@ -82,7 +83,7 @@ drain_common(struct spillctl_cli *cli, bool on)
 		               ? ", BIRD not in step yet (retrying)"
 		               : "");
 		if (json_is_true(json_object_get(bird, "pending")) && json_is_string(err))
-			printf("bird: last error: %s\n", json_string_value(err));
+			printf("bird: last error: %s\n", spillctl_esc(json_string_value(err)));
 	}
 	json_decref(res);
 	return rc;

@@ -41,7 +41,7 @@ print_members(const char *label, const json_t *o)
 		char n[64];
 
 		num_text(v, n, sizeof(n));
-		printf("%s%s %s", any ? ", " : "", k, n);
+		printf("%s%s %s", any ? ", " : "", spillctl_esc(k), n);
 		any = true;
 	}
 	fputs(any ? "\n" : "(none)\n", stdout);
@@ -51,7 +51,7 @@ static int
 cmd_hot_list(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	json_t *res;
-	int rc = spillctl_call_print(cli, "hot_list", NULL, &res);
+	int rc = spillctl_call_print(cli, "hot_list", NULL, &spillctl_shape_hot_list, &res);
 	const json_t *ov;
 
 	(void)a;
@@ -94,7 +94,7 @@ static int
 cmd_hot_events(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	json_t *res;
-	int rc = spillctl_call_print(cli, "hot_events", NULL, &res);
+	int rc = spillctl_call_print(cli, "hot_events", NULL, &spillctl_shape_hot_events, &res);
 	const json_t *e;
 	struct spillctl_table t;
 	size_t i;
@@ -115,7 +115,7 @@ cmd_hot_events(struct spillctl_cli *cli, const struct spillctl_args *a)
 		spillctl_hot_text_get(e, &ht);
 		spillctl_table_add(&t, "%lld\t%s\t%s\t%s\t%s\t%s",
 		                   (long long)spillctl_jint(e, "window"),
-		                   spillctl_jstr(e, "event", "?"), ht.vip, ht.key,
+		                   spillctl_jtext(e, "event", "?"), ht.vip, ht.key,
 		                   spillctl_share_text(e, sh, sizeof(sh)), ht.replicas);
 	}
 	spillctl_table_print(&t, 0);
@@ -159,7 +159,7 @@ cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 		                                    "--threshold-low, --epsilon, --demote-windows, "
 		                                    "--window-ms");
 	}
-	rc = spillctl_call_print(cli, "hot_set", p, &res);
+	rc = spillctl_call_print(cli, "hot_set", p, &spillctl_shape_hot_set, &res);
 	if (res != NULL) {
 		print_members("hot-key parameters: ", res);
 		json_decref(res);
@@ -256,7 +256,7 @@ cmd_hot_pin(struct spillctl_cli *cli, const struct spillctl_args *a)
 		return SPILLCTL_EXIT_USAGE;
 	if (rs != NULL)
 		json_object_set_new(p, "replicas", json_integer((json_int_t)r));
-	rc = spillctl_call_print(cli, "hot_pin", p, &res);
+	rc = spillctl_call_print(cli, "hot_pin", p, &spillctl_shape_object, &res);
 	if (res != NULL) {
 		if (r != 0)
 			printf("pinned %s of %s over %lu replicas\n", kt, vt, r);
@@ -316,7 +316,7 @@ cmd_hot_unpin(struct spillctl_cli *cli, const struct spillctl_args *a)
 
 	if (p == NULL)
 		return SPILLCTL_EXIT_USAGE;
-	rc = spillctl_call_print(cli, "hot_unpin", p, &res);
+	rc = spillctl_call_print(cli, "hot_unpin", p, &spillctl_shape_object, &res);
 	if (res != NULL) {
 		printf("unpinned %s of %s (demoted automatically once its share falls)\n", kt, vt);
 		json_decref(res);

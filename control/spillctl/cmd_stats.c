@@ -45,7 +45,8 @@ print_totals(const json_t *tot)
 	json_object_foreach (drops, reason, v) {
 		if (json_integer_value(v) == 0)
 			continue;
-		printf("%s%s %lld", any ? ", " : "", reason, (long long)json_integer_value(v));
+		printf("%s%s %lld", any ? ", " : "", spillctl_esc(reason),
+		       (long long)json_integer_value(v));
 		any = true;
 	}
 	fputs(any ? "\n" : "(none)\n", stdout);
@@ -78,10 +79,11 @@ print_stats_vips(const json_t *vips)
 			const char *name = spillctl_jstr(b, "name", "");
 			bool named = *name && strcmp(name, addr) != 0;
 
-			spillctl_table_add(&t, "  %s%s%s%s\t%lld\t%s\t%lld\t%lld\t%lld", addr,
-			                   named ? " (" : "", named ? name : "", named ? ")" : "",
+			spillctl_table_add(&t, "  %s%s%s%s\t%lld\t%s\t%lld\t%lld\t%lld",
+			                   spillctl_esc(addr), named ? " (" : "",
+			                   named ? spillctl_esc(name) : "", named ? ")" : "",
 			                   (long long)spillctl_jint(b, "weight"),
-			                   spillctl_jstr(b, "state", ""),
+			                   spillctl_jtext(b, "state", ""),
 			                   (long long)spillctl_jint(b, "packets"),
 			                   (long long)spillctl_jint(b, "bytes"),
 			                   (long long)spillctl_jint(b, "new_flows"));
@@ -150,7 +152,7 @@ cmd_stats(struct spillctl_cli *cli, const struct spillctl_args *a)
 			return spillctl_usage_error(a->cmd, "--vip: invalid VIP '%s': %s", vip_arg,
 			                            why);
 	}
-	rc = spillctl_call(cli, "stats", NULL, &res);
+	rc = spillctl_call(cli, "stats", NULL, &spillctl_shape_stats, &res);
 	if (rc != SPILLCTL_EXIT_OK)
 		return rc;
 	if (vip_arg != NULL) {
@@ -227,7 +229,7 @@ cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 	if (spillctl_arg_flag(a, "raw"))
 		json_object_set_new(params, "raw", json_true());
 	spillctl_vip_text(json_object_get(params, "vip"), vt, sizeof(vt));
-	rc = spillctl_call_print(cli, "maglev_table", params, &res);
+	rc = spillctl_call_print(cli, "maglev_table", params, &spillctl_shape_maglev_table, &res);
 	if (res == NULL)
 		return rc;
 	size = spillctl_jint(res, "table_size");
@@ -240,8 +242,8 @@ cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 		json_int_t slots = spillctl_jint(b, "slots");
 
 		used += slots;
-		spillctl_table_add(&t, "%s\t%s\t%lld\t%.2f%%", addr, strcmp(name, addr) ? name : "",
-		                   (long long)slots,
+		spillctl_table_add(&t, "%s\t%s\t%lld\t%.2f%%", spillctl_esc(addr),
+		                   strcmp(name, addr) ? spillctl_esc(name) : "", (long long)slots,
 		                   size > 0 ? 100.0 * (double)slots / (double)size : 0.0);
 	}
 	if (size > used)
@@ -253,7 +255,8 @@ cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 		spillctl_table_init(&t, ">SLOT|BACKEND");
 		json_array_foreach (json_object_get(res, "table"), i, s) {
 			spillctl_table_add(&t, "%zu\t%s", i,
-			                   json_is_string(s) ? json_string_value(s) : "-");
+			                   json_is_string(s) ? spillctl_esc(json_string_value(s))
+			                                     : "-");
 		}
 		fputc('\n', stdout);
 		spillctl_table_print(&t, 0);

@@ -213,7 +213,7 @@ top_render(const struct spillctl_cli *cli, const json_t *cur, const json_t *prev
 		if (r == 0)
 			continue;
 		fmt_rate(r1, sizeof(r1), r);
-		printf("%s %s %s", any ? "," : "", reason, r1);
+		printf("%s %s %s", any ? "," : "", spillctl_esc(reason), r1);
 		any = true;
 	}
 	fputs(any ? "\n\n" : " (none)\n\n", stdout);
@@ -239,9 +239,9 @@ top_render(const struct spillctl_cli *cli, const json_t *cur, const json_t *prev
 			snprintf(key, sizeof(key), "%s|%s", vt, addr);
 			rate_cells(cells, sizeof(cells), b, json_object_get(idx, key), dt,
 			           vip_drops);
-			spillctl_table_add(&t, "  %s\t%lld\t%s\t%s", addr,
+			spillctl_table_add(&t, "  %s\t%lld\t%s\t%s", spillctl_esc(addr),
 			                   (long long)spillctl_jint(b, "weight"),
-			                   spillctl_jstr(b, "state", ""), cells);
+			                   spillctl_jtext(b, "state", ""), cells);
 		}
 	}
 	if (t.nrows != 0)
@@ -305,7 +305,7 @@ cmd_top(struct spillctl_cli *cli, const struct spillctl_args *a)
 		json_t *cur;
 		int64_t t;
 
-		rc = spillctl_call(cli, "stats", NULL, &cur);
+		rc = spillctl_call(cli, "stats", NULL, &spillctl_shape_stats, &cur);
 		if (rc != SPILLCTL_EXIT_OK)
 			break;
 		t = spillctl_now_ns();
@@ -314,7 +314,8 @@ cmd_top(struct spillctl_cli *cli, const struct spillctl_args *a)
 			json_t *herr = NULL;
 
 			if (ask_hot) {
-				rc = spillctl_call_err(cli, "hot_list", NULL, &hot, &herr);
+				rc = spillctl_call_err(cli, "hot_list", NULL,
+				                       &spillctl_shape_hot_list, &hot, &herr);
 				if (rc == SPILLCTL_EXIT_SERVER) {
 					ask_hot = false;
 					rc = SPILLCTL_EXIT_OK;

@@ -32,10 +32,11 @@ add_backend_rows(struct spillctl_table *t, const json_t *vip, bool labelled)
 		const char *addr = spillctl_jstr(b, "address", "?");
 		const char *name = spillctl_jstr(b, "name", "");
 
-		spillctl_table_add(t, "%s\t%s\t%s%lld\t%s", addr,
-		                   strcmp(name, addr) != 0 ? name : "", labelled ? "weight\t" : "",
+		spillctl_table_add(t, "%s\t%s\t%s%lld\t%s", spillctl_esc(addr),
+		                   strcmp(name, addr) != 0 ? spillctl_esc(name) : "",
+		                   labelled ? "weight\t" : "",
 		                   (long long)spillctl_jint(b, "weight"),
-		                   spillctl_jstr(b, "state", "active"));
+		                   spillctl_jtext(b, "state", "active"));
 	}
 }
 
@@ -47,7 +48,7 @@ print_vip_detail(const json_t *vip)
 
 	spillctl_vip_text(vip, vt, sizeof(vt));
 	printf("vip       %s\nkey       %s\nencap     %s\nbackends  %zu\n", vt,
-	       spillctl_jstr(vip, "key", "5tuple"), spillctl_jstr(vip, "encap", "ipip"),
+	       spillctl_jtext(vip, "key", "5tuple"), spillctl_jtext(vip, "encap", "ipip"),
 	       json_array_size(json_object_get(vip, "backends")));
 	if (json_array_size(json_object_get(vip, "backends")) == 0)
 		return;
@@ -67,7 +68,7 @@ cmd_vip_list(struct spillctl_cli *cli, const struct spillctl_args *a)
 	json_t *res;
 	size_t i;
 	size_t *first;
-	int rc = spillctl_call_print(cli, "vip_list", NULL, &res);
+	int rc = spillctl_call_print(cli, "vip_list", NULL, &spillctl_shape_vip_list, &res);
 
 	(void)a;
 	if (res == NULL)
@@ -87,8 +88,8 @@ cmd_vip_list(struct spillctl_cli *cli, const struct spillctl_args *a)
 		spillctl_vip_text(v, text, sizeof(text));
 		spillctl_table_add(&vt, "%s\t%zu\t%s\t%s", text,
 		                   json_array_size(json_object_get(v, "backends")),
-		                   spillctl_jstr(v, "key", "5tuple"),
-		                   spillctl_jstr(v, "encap", "ipip"));
+		                   spillctl_jtext(v, "key", "5tuple"),
+		                   spillctl_jtext(v, "encap", "ipip"));
 		if (first != NULL)
 			first[i] = bt.nrows;
 		add_backend_rows(&bt, v, true);
@@ -126,12 +127,12 @@ static const struct spillctl_command vip_list_cmd = {
 /* Calls @method with the VIP of the first argument (into @v); SPILLCTL_EXIT_USAGE if invalid. */
 static int
 call_vip(struct spillctl_cli *cli, const struct spillctl_args *a, const char *method,
-         struct spillctl_vip_ref *v, json_t **human)
+         const struct spillctl_shape *shape, struct spillctl_vip_ref *v, json_t **human)
 {
 	*human = NULL;
 	if (!spillctl_arg_vip(a, 0, v))
 		return SPILLCTL_EXIT_USAGE;
-	return spillctl_call_print(cli, method, spillctl_vip_ref_json(v), human);
+	return spillctl_call_print(cli, method, spillctl_vip_ref_json(v), shape, human);
 }
 
 static int
@@ -139,7 +140,7 @@ cmd_vip_show(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	struct spillctl_vip_ref v;
 	json_t *res;
-	int rc = call_vip(cli, a, "vip_get", &v, &res);
+	int rc = call_vip(cli, a, "vip_get", &spillctl_shape_vip, &v, &res);
 
 	if (res != NULL) {
 		print_vip_detail(res);
@@ -212,7 +213,7 @@ cmd_vip_add(struct spillctl_cli *cli, const struct spillctl_args *a)
 		}
 		json_object_set_new(params, "backends", arr);
 	}
-	rc = spillctl_call_print(cli, "vip_add", params, &res);
+	rc = spillctl_call_print(cli, "vip_add", params, &spillctl_shape_vip, &res);
 	if (res != NULL) {
 		fputs("added VIP\n", stdout);
 		print_vip_detail(res);
@@ -260,7 +261,7 @@ cmd_vip_remove(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	struct spillctl_vip_ref v;
 	json_t *res;
-	int rc = call_vip(cli, a, "vip_remove", &v, &res);
+	int rc = call_vip(cli, a, "vip_remove", &spillctl_shape_object, &v, &res);
 
 	if (res != NULL) {
 		printf("removed VIP %s%s%s:%lu/%s\n", strchr(v.address, ':') ? "[" : "", v.address,

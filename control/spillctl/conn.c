@@ -23,6 +23,7 @@
 
 #include "conn.h"
 #include "render.h"
+#include "shape.h"
 
 /* Largest reply line accepted: a raw Maglev table of 1048573 slots of IPv6
  * addresses is about 45 MiB, a full configuration a few MiB. */
@@ -315,7 +316,8 @@ spillctl_exchange(struct spillctl_cli *cli, const json_t *req, json_t **reply)
 	conn_consume(c, (size_t)n);
 	if (*reply == NULL) {
 		spillctl_conn_close(c);
-		return spillctl_io_error(cli, "invalid reply from the server: %s", jerr.text);
+		return spillctl_io_error(cli, "malformed reply: not JSON: %s",
+		                         spillctl_esc(jerr.text));
 	}
 	c->used = true;
 	return SPILLCTL_EXIT_OK;
@@ -336,39 +338,80 @@ void
 spillctl_report_error(const struct spillctl_cli *cli, const json_t *err)
 {
 	fprintf(stderr, "spillctl: %s (code %lld)\n",
-	        spillctl_jstr(err, "message", "unknown error"),
+	        spillctl_jtext(err, "message", "unknown error"),
 	        (long long)spillctl_jint(err, "code"));
 	if (cli->json)
 		spillctl_print_json(err);
 }
 
+/* A JSON-RPC 2.0 error object: an integer code and a string message. */
+static const struct spillctl_member error_m[] = {
+        {"code", true, &(const struct spillctl_shape){SPILLCTL_K_INT, NULL, NULL}},
+        {"message", true, &(const struct spillctl_shape){SPILLCTL_K_STR, NULL, NULL}},
+        {NULL, false, NULL},
+};
+static const struct spillctl_shape error_shape = {SPILLCTL_K_OBJ, error_m, NULL};
+
+/* A request or reply id, short and escaped, for a message. */
+static void
+id_text(const json_t *id, char *buf, size_t len)
+{
+	char *t = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+
+	snprintf(buf, len, "%.40s%s", t != NULL ? spillctl_esc(t) : "?",
+	         t != NULL && strlen(t) > 40 ? "..." : "");
+	free(t);
+}
+
 bool
-spillctl_reply_valid(const json_t *r, const json_t *want_id, json_t **result, json_t **error)
+spillctl_reply_valid(const json_t *r, const json_t *want_id, json_t **result, json_t **error,
+                     char *why, size_t len)
 {
 	const json_t *id = json_object_get(r, "id");
+	const json_t *ver = json_object_get(r, "jsonrpc");
+	char got[64], want[64];
 
 	*result = json_object_get(r, "result");
 	*error = json_object_get(r, "error");
-	if (!json_is_object(r) || (*result == NULL) == (*error == NULL))
+	if (!json_is_object(r)) {
+		snprintf(why, len, "expected a JSON-RPC 2.0 response object, got %s",
+		         json_is_array(r) ? "an array" : "a JSON scalar");
 		return false;
-	if (*error != NULL &&
-	    (!json_is_object(*error) || !json_is_integer(json_object_get(*error, "code")) ||
-	     !json_is_string(json_object_get(*error, "message"))))
+	}
+	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {
+		snprintf(why, len, "jsonrpc: %s, expected \"2.0\"",
+		         ver == NULL ? "missing" : "not \"2.0\"");
 		return false;
-	if (id == NULL)
+	}
+	if ((*result == NULL) == (*error == NULL)) {
+		snprintf(why, len, "%s",
+		         *result == NULL ? "neither result nor error" : "both result and error");
 		return false;
+	}
+	if (*error != NULL && !spillctl_shape_check(*error, &error_shape, "error", why, len))
+		return false;
+	if (id == NULL) {
+		snprintf(why, len, "id: missing");
+		return false;
+	}
 	/* A request the server could not read is answered with id null. */
-	return json_equal(id, want_id) || (json_is_null(id) && *error != NULL);
+	if (json_equal(id, want_id) || (json_is_null(id) && *error != NULL))
+		return true;
+	id_text(id, got, sizeof(got));
+	id_text(want_id, want, sizeof(want));
+	snprintf(why, len, "id: %s does not answer request %s", got, want);
+	return false;
 }
 
 int
-spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params, json_t **result,
-                  json_t **error)
+spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params,
+                  const struct spillctl_shape *shape, json_t **result, json_t **error)
 {
 	json_t *req = spillctl_request(cli, method, params);
 	json_t *reply;
 	json_t *res;
 	json_t *err;
+	char why[512];
 	int rc;
 
 	*result = NULL;
@@ -379,12 +422,13 @@ spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params, 
 		json_decref(req);
 		return rc;
 	}
-	if (!spillctl_reply_valid(reply, json_object_get(req, "id"), &res, &err)) {
+	if (!spillctl_reply_valid(reply, json_object_get(req, "id"), &res, &err, why,
+	                          sizeof(why)) ||
+	    (err == NULL && !spillctl_shape_check(res, shape, "result", why, sizeof(why)))) {
 		json_decref(req);
 		json_decref(reply);
 		spillctl_conn_close(&cli->conn);
-		return spillctl_io_error(cli, "invalid reply from the server (not a JSON-RPC 2.0 "
-		                              "response to this request)");
+		return spillctl_io_error(cli, "malformed reply to %s: %s", method, why);
 	}
 	json_decref(req);
 	if (err != NULL) {
@@ -401,16 +445,18 @@ spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params, 
 }
 
 int
-spillctl_call(struct spillctl_cli *cli, const char *method, json_t *params, json_t **result)
+spillctl_call(struct spillctl_cli *cli, const char *method, json_t *params,
+              const struct spillctl_shape *shape, json_t **result)
 {
-	return spillctl_call_err(cli, method, params, result, NULL);
+	return spillctl_call_err(cli, method, params, shape, result, NULL);
 }
 
 int
-spillctl_call_print(struct spillctl_cli *cli, const char *method, json_t *params, json_t **human)
+spillctl_call_print(struct spillctl_cli *cli, const char *method, json_t *params,
+                    const struct spillctl_shape *shape, json_t **human)
 {
 	json_t *res;
-	int rc = spillctl_call(cli, method, params, &res);
+	int rc = spillctl_call(cli, method, params, shape, &res);
 
 	*human = NULL;
 	if (rc != SPILLCTL_EXIT_OK)
@@ -425,10 +471,11 @@ spillctl_call_print(struct spillctl_cli *cli, const char *method, json_t *params
 }
 
 int
-spillctl_call_json(struct spillctl_cli *cli, const char *method, json_t *params)
+spillctl_call_json(struct spillctl_cli *cli, const char *method, json_t *params,
+                   const struct spillctl_shape *shape)
 {
 	json_t *res;
-	int rc = spillctl_call(cli, method, params, &res);
+	int rc = spillctl_call(cli, method, params, shape, &res);
 
 	if (rc == SPILLCTL_EXIT_OK) {
 		spillctl_print_json(res);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "shape.h"
 #include "spillctl.h"
 
 /* Set by SIGINT/SIGTERM during "top": stop after the current refresh. */
@@ -43,35 +44,40 @@ json_t *spillctl_request(struct spillctl_cli *cli, const char *method, json_t *p
 void spillctl_report_error(const struct spillctl_cli *cli, const json_t *err);
 
 /*
- * Checks one reply object's shape (a response to @want_id, or an error with
- * id null); sets *result and *error to its members (borrowed).
+ * Checks one reply object's envelope: "jsonrpc": "2.0", exactly one of
+ * result and error, an error with an integer code and a string message, and
+ * the id of @want_id (or null, with an error: a request the server could not
+ * read). Sets *result and *error to its members (borrowed); on false, @why
+ * says what is wrong.
  */
-bool spillctl_reply_valid(const json_t *r, const json_t *want_id, json_t **result, json_t **error);
+bool spillctl_reply_valid(const json_t *r, const json_t *want_id, json_t **result, json_t **error,
+                          char *why, size_t len);
 
 /*
  * Calls @method with @params (reference stolen; NULL for none). On success
- * *result holds a new reference. A server error gives SPILLCTL_EXIT_SERVER:
- * with @error NULL it is reported, else *error holds it (a new reference) and
- * nothing is printed. Returns an exit status.
+ * *result holds a new reference, a result of the shape @shape. A server
+ * error gives SPILLCTL_EXIT_SERVER: with @error NULL it is reported, else
+ * *error holds it (a new reference) and nothing is printed. A reply that is
+ * not a JSON-RPC 2.0 response to this request, or whose result is not of
+ * @shape, is reported as "malformed reply to METHOD: ..." and gives
+ * SPILLCTL_EXIT_IO. Returns an exit status.
  */
-int spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params, json_t **result,
-                      json_t **error);
+int spillctl_call_err(struct spillctl_cli *cli, const char *method, json_t *params,
+                      const struct spillctl_shape *shape, json_t **result, json_t **error);
 
-/*
- * Calls @method with @params (reference stolen; NULL for none). On success
- * *result holds a new reference; a server error is reported and gives
- * SPILLCTL_EXIT_SERVER. Returns an exit status.
- */
-int spillctl_call(struct spillctl_cli *cli, const char *method, json_t *params, json_t **result);
+/* spillctl_call_err() with server errors reported. Returns an exit status. */
+int spillctl_call(struct spillctl_cli *cli, const char *method, json_t *params,
+                  const struct spillctl_shape *shape, json_t **result);
 
 /*
  * spillctl_call() that, with --json, prints the result; returns the status and
  * the result for human rendering in *human (NULL in JSON mode or on error).
  */
 int spillctl_call_print(struct spillctl_cli *cli, const char *method, json_t *params,
-                        json_t **human);
+                        const struct spillctl_shape *shape, json_t **human);
 
 /* spillctl_call() that prints the result as JSON, --json or not. Returns an exit status. */
-int spillctl_call_json(struct spillctl_cli *cli, const char *method, json_t *params);
+int spillctl_call_json(struct spillctl_cli *cli, const char *method, json_t *params,
+                       const struct spillctl_shape *shape);
 
 #endif /* SPILLCTL_CONN_H */

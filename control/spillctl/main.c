@@ -40,12 +40,12 @@ static int
 cmd_version(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	json_t *res;
-	int rc = spillctl_call_print(cli, "version", NULL, &res);
+	int rc = spillctl_call_print(cli, "version", NULL, &spillctl_shape_version, &res);
 
 	(void)a;
 	if (res != NULL) {
 		printf("spillctl  %s\nspillwayd %s (control protocol %lld)\n", SPILLWAY_VERSION,
-		       spillctl_jstr(res, "version", "?"),
+		       spillctl_jtext(res, "version", "?"),
 		       (long long)spillctl_jint(res, "protocol"));
 		json_decref(res);
 	}
@@ -203,7 +203,8 @@ print_help(const char *group)
 	      "     (with --json the error object is also printed on standard output)\n"
 	      "  2  usage error: unknown command or option, malformed VIP, address,\n"
 	      "     weight or JSON argument\n"
-	      "  3  cannot connect, I/O error, timeout or invalid reply\n"
+	      "  3  cannot connect, I/O error, timeout, or a malformed reply (not a\n"
+	      "     JSON-RPC 2.0 response to the request, or a result of the wrong shape)\n"
 	      "\n"
 	      "Environment:\n"
 	      "  SPILLWAY_SOCKET   the control socket when --socket is not given\n"

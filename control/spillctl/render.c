@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Pieces of output several spillctl commands share: reply members with
- * defaults, --json printing, a VIP object as VIP notation, and the hot keys
- * (key notation, replicas, share) as "stats", "hot" and "top" show them.
+ * Pieces of output several spillctl commands share: server strings escaped
+ * for the terminal, reply members with defaults, --json printing, a VIP
+ * object as VIP notation, and the hot keys (key notation, replicas, share)
+ * as "stats", "hot" and "top" show them.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,97 @@
 
 #include "render.h"
 #include "table.h"
+
+/* Escaped copies handed out in turn: a few may be used in one printf. */
+#define ESC_SLOTS 8
+
+static struct {
+	char *buf;
+	size_t cap;
+} g_esc[ESC_SLOTS];
+static unsigned int g_esc_next;
+
+/* Length of the valid UTF-8 sequence at @s and its code point, or 0 if invalid. */
+static size_t
+utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	c = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong, surrogate or above U+10FFFF. */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* Code points shown as \uXXXX: C1 controls, line separators, bidi overrides. */
+static bool
+cp_hidden(uint32_t c)
+{
+	return (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029 || c == 0x200e ||
+	       c == 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+const char *
+spillctl_esc(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	size_t need = strlen((const char *)p) * 4 + 1;
+	unsigned int slot = g_esc_next++ % ESC_SLOTS;
+	char *o;
+
+	if (g_esc[slot].cap < need) {
+		char *nb = realloc(g_esc[slot].buf, need);
+
+		if (nb == NULL)
+			return "?";
+		g_esc[slot].buf = nb;
+		g_esc[slot].cap = need;
+	}
+	o = g_esc[slot].buf;
+	while (*p != '\0') {
+		uint32_t cp;
+		size_t n;
+
+		if (*p == '\\' || *p == '\t' || *p == '\n' || *p == '\r') {
+			*o++ = '\\';
+			*o++ = *p == '\t' ? 't' : *p == '\n' ? 'n' : *p == '\r' ? 'r' : '\\';
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			o += sprintf(o, "\\x%02x", *p++);
+		} else if (*p < 0x80) {
+			*o++ = (char)*p++;
+		} else if ((n = utf8_seq(p, &cp)) == 0) {
+			o += sprintf(o, "\\x%02x", *p++); /* not UTF-8: the byte */
+		} else if (cp_hidden(cp)) {
+			o += sprintf(o, "\\u%04x", (unsigned int)cp);
+			p += n;
+		} else {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		}
+	}
+	*o = '\0';
+	return g_esc[slot].buf;
+}
+
+const char *
+spillctl_jtext(const json_t *o, const char *key, const char *def)
+{
+	return spillctl_esc(spillctl_jstr(o, key, def));
+}
 
 const char *
 spillctl_jstr(const json_t *o, const char *key, const char *def)
@@ -37,7 +130,7 @@ spillctl_jint(const json_t *o, const char *key)
 void
 spillctl_print_json(const json_t *v)
 {
-	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY);
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
 	fputc('\n', stdout);
 }
 
@@ -47,8 +140,8 @@ spillctl_vip_text(const json_t *v, char *buf, size_t len)
 	const char *addr = spillctl_jstr(v, "address", "?");
 	bool v6 = strchr(addr, ':') != NULL;
 
-	snprintf(buf, len, "%s%s%s:%lld/%s", v6 ? "[" : "", addr, v6 ? "]" : "",
-	         (long long)spillctl_jint(v, "port"), spillctl_jstr(v, "protocol", "?"));
+	snprintf(buf, len, "%s%s%s:%lld/%s", v6 ? "[" : "", spillctl_esc(addr), v6 ? "]" : "",
+	         (long long)spillctl_jint(v, "port"), spillctl_jtext(v, "protocol", "?"));
 }
 
 void
@@ -59,14 +152,14 @@ spillctl_hot_key_text(const json_t *key, char *buf, size_t len)
 	char s[32] = "", d[32] = "";
 
 	if (json_is_string(key)) {
-		snprintf(buf, len, "%s", json_string_value(key));
+		snprintf(buf, len, "%s", spillctl_esc(json_string_value(key)));
 		return;
 	}
 	if (json_is_integer(sp))
 		snprintf(s, sizeof(s), " sport %lld", (long long)json_integer_value(sp));
 	if (json_is_integer(dp))
 		snprintf(d, sizeof(d), " dport %lld", (long long)json_integer_value(dp));
-	snprintf(buf, len, "%s%s%s", spillctl_jstr(key, "src", "?"), s, d);
+	snprintf(buf, len, "%s%s%s", spillctl_jtext(key, "src", "?"), s, d);
 }
 
 /* "N" or, from an array of addresses, "N (a, b, c, ...)": the first three. */
@@ -91,7 +184,8 @@ hot_replicas_text(const json_t *r, char *buf, size_t len)
 			break;
 		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : " (",
-		                         json_is_string(e) ? json_string_value(e) : "?");
+		                         json_is_string(e) ? spillctl_esc(json_string_value(e))
+		                                           : "?");
 	}
 	if (n > 0 && used < len)
 		snprintf(buf + used, len - used, ")");
@@ -170,13 +264,14 @@ spillctl_print_hot_keys(const json_t *stats)
 		if (json_is_object(vip))
 			spillctl_vip_text(vip, vt, sizeof(vt));
 		if (json_is_object(e) && json_is_string(key)) {
-			printf("  %s%s%s", vt, *vt ? "  " : "", json_string_value(key));
+			printf("  %s%s%s", vt, *vt ? "  " : "",
+			       spillctl_esc(json_string_value(key)));
 			if (json_is_number(share))
 				printf("  %.1f%%", json_number_value(share) * 100.0);
 			fputc('\n', stdout);
 			continue;
 		}
-		other = json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
+		other = json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
 		printf("  %s\n", other != NULL ? other : "?");
 		free(other);
 	}

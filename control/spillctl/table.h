@@ -3,7 +3,8 @@
  * Aligned text tables for spillctl's human output: headings and rows are
  * collected first, then printed with each column as wide as its widest cell
  * (UTF-8 aware), numbers right-aligned where the heading asks for it.
- * Control characters from the server are shown as '?'.
+ * Callers pass server strings through spillctl_esc() (render.h), so no cell
+ * holds a tab or a control character; any that still reaches one is '?'.
  */
 #ifndef SPILLCTL_TABLE_H
 #define SPILLCTL_TABLE_H

@@ -17,6 +17,17 @@ Test-only methods: fake_sleep {"seconds": S} answers after S seconds;
 fake_big {"bytes": N} answers with an N-character string; fake_badid answers
 with a wrong id; fake_garbage answers a line that is not JSON.
 
+Hostile replies: fake_reply {"method": M, "reply": R} makes the next request
+for method M (a single request, on any connection) get R, any JSON value, as
+its whole reply instead of the real answer; in R, a top-level "id" of "$ID"
+becomes the request's id. The server's state does not change for that
+request. With that a test sends what a broken or hostile server could:
+no or a wrong "jsonrpc", a wrong id, both or neither of result and error, a
+result of the wrong shape, strings with tabs, newlines and terminal escapes.
+
+Backend names are checked as docs/control-protocol.md says: 1 to 63 bytes of
+A-Z a-z 0-9 . _ : -.
+
 usage: fake_ctl_server.py --socket PATH --log FILE [--ready FILE]
                           [--hot-keys] [--no-state-file]
 """
@@ -43,6 +54,10 @@ ABORTED = -32010
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed",
                 "l4_trunc", "icmp_trunc", "icmp_malformed", "no_vip", "no_backend",
                 "too_big", "no_headroom", "tx_full"]
+
+
+NOTHING = object()  # no forged reply pending
+NAME_BYTES = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
 
 
 class RpcError(Exception):
@@ -134,9 +149,21 @@ class State:
         b = {"address": check_addr(obj["address"], pre + "address"),
              "weight": check_int(obj.get("weight", 1), pre + "weight", 0, 65535)}
         if "name" in obj:
-            if not isinstance(obj["name"], str) or not 1 <= len(obj["name"]) <= 63:
-                raise RpcError(INVALID_PARAMS, pre + "name: expected a string of 1-63 chars")
-            b["name"] = obj["name"]
+            name = obj["name"]
+            if not isinstance(name, str):
+                raise RpcError(INVALID_PARAMS, pre + "name: expected a string")
+            raw = name.encode("utf-8")
+            if not 1 <= len(raw) <= 63:
+                raise RpcError(INVALID_PARAMS,
+                               pre + "name: must be 1 to 63 bytes (got %d)" % len(raw),
+                               {"field": pre + "name"})
+            for i, ch in enumerate(raw):
+                if chr(ch) not in NAME_BYTES:
+                    raise RpcError(INVALID_PARAMS,
+                                   pre + "name: byte %d (0x%02x) is not allowed: a name is "
+                                   "made of A-Z a-z 0-9 . _ : -" % (i + 1, ch),
+                                   {"field": pre + "name"})
+            b["name"] = name
         b["state"] = check_enum(obj.get("state", "active"), pre + "state",
                                 ("active", "draining", "down"))
         return b
@@ -467,6 +494,7 @@ class Server:
         self.state = State(args)
         self.lock = threading.Lock()
         self.log = open(args.log, "a", encoding="utf-8")
+        self.hostile = {}  # method -> the reply its next request gets (fake_reply)
 
     def log_request(self, value):
         with self.lock:
@@ -517,6 +545,17 @@ class Server:
                 return json.dumps({"jsonrpc": "2.0", "id": 987654, "result": {}})
             if m == "fake_garbage":
                 return "this is not json"
+            if m == "fake_reply":
+                p = value.get("params", {})
+                with self.lock:
+                    self.hostile[p["method"]] = p["reply"]
+                return json.dumps({"jsonrpc": "2.0", "id": value.get("id"), "result": {}})
+            with self.lock:
+                forged = self.hostile.pop(m, NOTHING) if isinstance(m, str) else NOTHING
+            if forged is not NOTHING:
+                if isinstance(forged, dict) and forged.get("id") == "$ID":
+                    forged = dict(forged, id=value.get("id"))
+                return json.dumps(forged)
         with self.lock:
             if isinstance(value, dict):
                 rid, res = self.call(value)

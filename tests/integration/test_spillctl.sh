@@ -572,14 +572,223 @@ expect_rc 3
 expect_err "$SOCK: timed out"
 ctl call fake_badid
 expect_rc 3
-expect_err "invalid reply"
+expect_err "malformed reply to fake_badid: id: 987654 does not answer request 1"
 ctl call fake_garbage
 expect_rc 3
-expect_err "invalid reply from the server"
+expect_err "malformed reply: not JSON: "
 ctl call fake_big '{"bytes": 5000000}'
 expect_rc 0
 CHECKS=$((CHECKS + 1))
 [[ $(wc -c <"$WORK/out") -gt 5000000 ]] || fail "large reply cut"
+
+# --- Hostile replies: envelope, result shapes, strings for the terminal ---------
+
+# forge METHOD REPLY-JSON: the fake answers the next METHOD request with
+# REPLY-JSON as the whole reply ("id": "$ID" becomes the request's id).
+forge() {
+	"$CTL" --socket "$SOCK" call fake_reply "{\"method\":\"$1\",\"reply\":$2}" >/dev/null \
+		2>"$WORK/forge.err" || { echo "fake_reply $1 failed: $(cat "$WORK/forge.err")" >&2; exit 1; }
+}
+
+# malformed WHY ARGS...: spillctl ARGS exits 3 saying "malformed reply to ...: WHY",
+# prints nothing on stdout.
+malformed() {
+	local why=$1
+	shift
+	ctl "$@"
+	expect_rc 3
+	expect_err "malformed reply to "
+	expect_err ": $why"
+	CHECKS=$((CHECKS + 1))
+	[[ ! -s $WORK/out ]] || fail "stdout not empty"
+}
+
+# expect_no_control: no control byte (but newline), no C1 control and no
+# bidi override reached stdout or stderr.
+expect_no_control() {
+	CHECKS=$((CHECKS + 1))
+	"$PY" -c '
+import re, sys
+for f in sys.argv[1:]:
+    t = open(f, "rb").read()
+    m = re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]", t)
+    if m:
+        sys.exit("%s: %r at %d" % (f, m.group(), m.start()))
+' "$WORK/out" "$WORK/err" 2>"$WORK/pyerr" || fail "raw control characters: $(tail -1 "$WORK/pyerr")"
+}
+
+# The envelope (every command the same way; vip list here).
+forge vip_list '{"id":"$ID","result":[]}'
+malformed 'jsonrpc: missing, expected "2.0"' vip list
+forge vip_list '{"jsonrpc":"1.0","id":"$ID","result":[]}'
+malformed 'jsonrpc: not "2.0", expected "2.0"' vip list
+forge vip_list '{"jsonrpc":2.0,"id":"$ID","result":[]}'
+malformed 'jsonrpc: not "2.0"' vip list
+forge vip_list '{"jsonrpc":"2.0","result":[]}'
+malformed 'id: missing' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"1","result":[]}'
+malformed 'id: "1" does not answer request 1' vip list
+forge vip_list '{"jsonrpc":"2.0","id":null,"result":[]}'
+malformed 'id: null does not answer request 1' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":[],"error":{"code":-32603,"message":"x"}}'
+malformed 'both result and error' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID"}'
+malformed 'neither result nor error' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","error":{"code":"-32603","message":"x"}}'
+malformed 'error.code: expected an integer, got a string' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","error":{"code":-32603.5,"message":"x"}}'
+malformed 'error.code: expected an integer, got a real number' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","error":{"code":-32603}}'
+malformed 'error.message: missing' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","error":"broken"}'
+malformed 'error: expected an object, got a string' vip list
+forge vip_list '[{"jsonrpc":"2.0","id":"$ID","result":[]}]'
+malformed 'expected a JSON-RPC 2.0 response object, got an array' vip list
+# An error with id null is the server's (it could not read the request): exit 1.
+forge vip_list '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}'
+ctl vip list
+expect_rc 1
+expect_err "spillctl: parse error (code -32700)"
+
+# Results of the wrong shape, per command: exit 3, never "no VIPs" or zeros.
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":{}}'
+malformed 'result: expected an array, got an object' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":{}}'
+malformed 'result: expected an array, got an object' --json vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":[{"address":"192.0.2.10","port":"80","protocol":"tcp","backends":[]}]}'
+malformed 'result[0].port: expected an integer, got a string' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":[{"address":"192.0.2.10","port":80,"protocol":"tcp","backends":[{"address":"10.1.0.1","weight":"999","state":"down"}]}]}'
+malformed 'result[0].backends[0].weight: expected an integer, got a string' vip list
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":[{"address":"192.0.2.10","port":80,"protocol":"tcp"}]}'
+malformed 'result[0].backends: missing' vip list
+forge vip_get '{"jsonrpc":"2.0","id":"$ID","result":[]}'
+malformed 'result: expected an object, got an array' vip show 192.0.2.10:80
+forge vip_add '{"jsonrpc":"2.0","id":"$ID","result":{"address":"192.0.2.60","port":80,"protocol":"tcp","key":5,"backends":[]}}'
+malformed 'result.key: expected a string, got an integer' vip add 192.0.2.60:80
+forge backend_add '{"jsonrpc":"2.0","id":"$ID","result":{"address":"10.1.0.9","weight":true,"state":"active"}}'
+malformed 'result.weight: expected an integer, got a boolean' backend add 192.0.2.10:80 10.1.0.9
+forge backend_set '{"jsonrpc":"2.0","id":"$ID","result":[]}'
+malformed 'result: expected an object, got an array' backend drain 192.0.2.10:80 10.1.0.1
+forge backend_remove '{"jsonrpc":"2.0","id":"$ID","result":null}'
+malformed 'result: expected an object, got null' backend remove 192.0.2.10:80 10.1.0.1
+forge version '{"jsonrpc":"2.0","id":"$ID","result":"0.1.0"}'
+malformed 'result: expected an object, got a string' version
+forge version '{"jsonrpc":"2.0","id":"$ID","result":{"version":"0.1.0","protocol":"1"}}'
+malformed 'result.protocol: expected an integer, got a string' --json version
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":[]}'
+malformed 'result: expected an object, got an array' stats
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{"generation":1,"totals":[],"vips":[],"cores":[]}}'
+malformed 'result.totals: expected an object, got an array' stats
+ctl --json stats
+TOT=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["totals"]))' "$WORK/out")
+# The same totals with a drop counter of the wrong type, or an extra one named with an ESC.
+TOT_BAD=$("$PY" -c 'import json,sys; t=json.loads(sys.argv[1]); t["drops"]["no_vip"]=""; print(json.dumps(t))' "$TOT")
+TOT_ESC=$("$PY" -c 'import json,sys; t=json.loads(sys.argv[1]); t["drops"]["no\x1b[1m_vip"]=5; print(json.dumps(t))' "$TOT")
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{"generation":1,"totals":'"$TOT"',"vips":"none","cores":[]}}'
+malformed 'result.vips: expected an array, got a string' stats
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{"generation":1,"totals":'"$TOT"',"vips":[{"address":"192.0.2.10","port":80,"protocol":"tcp","packets":1,"bytes":1,"new_flows":1,"backends":[{"address":"10.1.0.1","weight":1,"state":"active","packets":"many","bytes":1,"new_flows":1}]}],"cores":[]}}'
+malformed 'result.vips[0].backends[0].packets: expected an integer, got a string' stats
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{"generation":1,"totals":'"$TOT_BAD"',"vips":[],"cores":[]}}'
+malformed 'result.totals.drops.no_vip: expected an integer, got a string' stats
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{}}'
+malformed 'result.generation: missing' top --interval 0.05 --count 1
+forge maglev_table '{"jsonrpc":"2.0","id":"$ID","result":{"table_size":"13","generation":1,"backends":[]}}'
+malformed 'result.table_size: expected an integer, got a string' table 192.0.2.10:80
+forge maglev_table '{"jsonrpc":"2.0","id":"$ID","result":{"table_size":13,"generation":1,"backends":[{"address":"10.1.0.1","slots":"13"}]}}'
+malformed 'result.backends[0].slots: expected an integer, got a string' table 192.0.2.10:80
+forge maglev_table '{"jsonrpc":"2.0","id":"$ID","result":{"table_size":13,"generation":1,"backends":[],"table":[1]}}'
+malformed 'result.table[0]: expected a string or null, got an integer' table 192.0.2.10:80 --raw
+forge config_save '{"jsonrpc":"2.0","id":"$ID","result":{"path":5}}'
+malformed 'result.path: expected a string, got an integer' config save
+forge config_get '{"jsonrpc":"2.0","id":"$ID","result":[]}'
+malformed 'result: expected an object, got an array' config get
+forge hot_list '{"jsonrpc":"2.0","id":"$ID","result":{"window":1,"params":{},"counters":{},"overrides":{}}}'
+malformed 'result.overrides: expected an array, got an object' hot list
+forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":{}}'
+malformed 'result: expected an array, got an object' hot events
+forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":[{"window":"1200","event":"promote"}]}'
+malformed 'result[0].window: expected an integer, got a string' hot events
+forge hot_set '{"jsonrpc":"2.0","id":"$ID","result":{"threshold":"0.1"}}'
+malformed 'result.threshold: expected a number, got a string' hot set --threshold 0.1
+forge drain '{"jsonrpc":"2.0","id":"$ID","result":{"drained":true,"hooks":{"bird":{"announced":"0"}}}}'
+malformed 'result.hooks.bird.announced: expected an integer, got a string' drain
+# The raw call prints any result: only the envelope is checked.
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":"anything"}'
+ctl call vip_list
+expect_rc 0
+expect_json 'v == "anything"'
+
+# Names and other strings that would shift columns or drive the terminal: shown
+# escaped (\t \n \\ \xNN \uNNNN), one table row each, columns where they belong.
+HVIP='{"address":"192.0.2.10","port":80,"protocol":"tcp","key":"5tuple","encap":"ipip","backends":[
+ {"address":"10.1.0.1","name":"x\tweight\t999\tdown","weight":1,"state":"active"},
+ {"address":"10.1.0.2","name":"\u001b[2J\u001b]0;pwned\u0007","weight":2,"state":"active"},
+ {"address":"10.1.0.3","name":"a\nb\\c\r","weight":3,"state":"draining"},
+ {"address":"10.1.0.4","name":"\u009b31m\u202egnp.exe","weight":4,"state":"down"}]}'
+HVIP=${HVIP//$'\n'/}
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":['"$HVIP"']}'
+ctl vip list
+expect_rc 0
+expect_no_control
+expect_out_re '^ +10\.1\.0\.1 +x\\tweight\\t999\\tdown +weight +1 +active$'
+expect_out_re '^ +10\.1\.0\.2 +\\x1b\[2J\\x1b\]0;pwned\\x07 +weight +2 +active$'
+expect_out_re '^ +10\.1\.0\.3 +a\\nb\\\\c\\r +weight +3 +draining$'
+expect_out_re '^ +10\.1\.0\.4 +\\u009b31m\\u202egnp\.exe +weight +4 +down$'
+expect_not_out "weight  999"
+CHECKS=$((CHECKS + 1))
+[[ $(wc -l <"$WORK/out") == 6 ]] || fail "expected 6 lines (heading, VIP, 4 backends)"
+forge vip_get '{"jsonrpc":"2.0","id":"$ID","result":'"$HVIP"'}'
+ctl vip show 192.0.2.10:80
+expect_rc 0
+expect_no_control
+expect_out_re '^ +10\.1\.0\.1 +x\\tweight\\t999\\tdown +1 +active$'
+# --json stays JSON: the strings round-trip, escaped by the encoder.
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","result":['"$HVIP"']}'
+ctl --json vip list
+expect_rc 0
+expect_no_control
+expect_json 'v[0]["backends"][1]["name"] == "\x1b[2J\x1b]0;pwned\x07" and v[0]["backends"][3]["name"] == "\u009b31m\u202egnp.exe"'
+forge backend_add '{"jsonrpc":"2.0","id":"$ID","result":{"address":"10.1.0.9","name":"\u001b[31mred","weight":1,"state":"act\tive"}}'
+ctl backend add 192.0.2.10:80 10.1.0.9
+expect_rc 0
+expect_no_control
+expect_out 'added backend 10.1.0.9 (\x1b[31mred) of 192.0.2.10:80/tcp: weight 1, state act\tive'
+forge stats '{"jsonrpc":"2.0","id":"$ID","result":{"generation":1,"totals":'"$TOT_ESC"',"vips":[{"address":"192.0.2.10","port":80,"protocol":"tcp","packets":1,"bytes":2,"new_flows":3,"backends":[{"address":"10.1.0.1","name":"x\tweight\t999\tdown","weight":1,"state":"active","packets":4,"bytes":5,"new_flows":6}]}],"cores":[]}}'
+ctl stats
+expect_rc 0
+expect_no_control
+expect_out_re '^  10\.1\.0\.1 \(x\\tweight\\t999\\tdown\) +1 +active +4 +5 +6$'
+expect_out 'no\x1b[1m_vip 5'
+forge maglev_table '{"jsonrpc":"2.0","id":"$ID","result":{"table_size":2,"generation":1,"backends":[{"address":"10.1.0.1","name":"x\tweight\t999","slots":1}],"table":["10.1.0.1","\u001b[H"]}}'
+ctl table 192.0.2.10:80 --raw
+expect_rc 0
+expect_no_control
+expect_out_re '^10\.1\.0\.1 +x\\tweight\\t999 +1 +50\.00%$'
+expect_out_re '^ +1 +\\x1b\[H$'
+forge vip_list '{"jsonrpc":"2.0","id":"$ID","error":{"code":-32603,"message":"bad \u001b[31mthing\nforged line"}}'
+ctl vip list
+expect_rc 1
+expect_no_control
+expect_err 'spillctl: bad \x1b[31mthing\nforged line (code -32603)'
+forge config_save '{"jsonrpc":"2.0","id":"$ID","result":{"path":"/tmp/\u001b]0;x\u0007"}}'
+ctl config save
+expect_rc 0
+expect_no_control
+expect_out 'configuration saved to /tmp/\x1b]0;x\x07'
+
+# Names the server refuses; spillctl checks the same rule before sending.
+ctl call backend_add '{"vip":'"$V10"',"address":"10.1.0.40","name":"web\t1"}'
+expect_rc 1
+expect_err "name: byte 4 (0x09) is not allowed"
+usage_case backend add 192.0.2.10:80 10.1.0.40 --name 'web 1'
+usage_case backend add 192.0.2.10:80 10.1.0.40 --name "$(printf 'a%.0s' $(seq 64))"
+usage_case backend add 192.0.2.10:80 10.1.0.40 --name ''
+usage_case backend add 192.0.2.10:80 10.1.0.40 --name 'wéb'
+ctl backend add 192.0.2.10:80 10.1.0.40 --name "$(printf 'a%.0s' $(seq 63))"
+expect_rc 0
+ctl backend add 192.0.2.10:80 10.1.0.41 --name 'Web_1.rack-2:a'
+expect_rc 0
+expect_out "added backend 10.1.0.41 (Web_1.rack-2:a) of 192.0.2.10:80/tcp"
 
 # --- Socket selection ----------------------------------------------------------
 
