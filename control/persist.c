@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Atomic, durable replacement of the state file: the document goes to a
- * temporary file beside it (same file system, so rename is atomic), is synced,
- * renamed over the old file, and the directory is synced so the rename itself
- * survives a crash. Any failure before the rename leaves the old file as it was.
+ * hidden temporary file beside it (same file system, so rename is atomic),
+ * is synced, renamed over the old file, and the directory is synced so the
+ * rename itself survives a crash. Any failure before the rename leaves the old
+ * file as it was; start-up cleanup removes only names of the temporary scheme.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,11 @@
 #include <unistd.h>
 
 #include "persist.h"
+
+/* Temporary file of "DIR/NAME": "DIR/" TMP_LEAD "NAME" TMP_MARK + 6 mkostemp characters. */
+#define TMP_LEAD "."
+#define TMP_MARK ".spw-tmp."
+#define TMP_RAND 6
 
 static int
 fail(char *err, size_t errlen, const char *path, const char *step, int e)
@@ -76,7 +83,15 @@ write_atomic(const char *path, const char *a, size_t alen, const char *b, size_t
 		rc = fail(err, errlen, path, "open directory", -dfd);
 		goto cleanup;
 	}
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+	{
+		const char *slash = strrchr(path, '/');
+		int dlen = slash == NULL ? 0 : (int)(slash - path + 1);
+
+		if (asprintf(&tmp, "%.*s" TMP_LEAD "%s" TMP_MARK "XXXXXX", dlen, path,
+		             path + dlen) < 0)
+			tmp = NULL;
+	}
+	if (tmp == NULL) {
 		tmp = NULL;
 		rc = fail(err, errlen, path, "create temporary file", ENOMEM);
 		goto cleanup;
@@ -119,10 +134,12 @@ write_atomic(const char *path, const char *a, size_t alen, const char *b, size_t
 	/*
 	 * The new file is in place; without this sync the rename may not survive a
 	 * crash. Some file systems cannot sync a directory (EINVAL): nothing more
-	 * can be done there.
+	 * can be done there. A failure here cannot undo the rename: it is reported
+	 * as LB_PERSIST_UNSYNCED, never as "old file untouched".
 	 */
 	if (fsync(dfd) != 0 && errno != EINVAL) {
-		rc = fail(err, errlen, path, "fsync directory", errno);
+		fail(err, errlen, path, "fsync directory", errno);
+		rc = LB_PERSIST_UNSYNCED;
 		goto cleanup;
 	}
 	rc = 0;
@@ -158,6 +175,23 @@ lb_persist_write(const char *path, const json_t *doc, char *err, size_t errlen)
 	return rc;
 }
 
+/* Exactly a name write_atomic makes for base: TMP_LEAD base TMP_MARK + TMP_RAND of [A-Za-z0-9]. */
+static bool
+is_tmp_name(const char *name, const char *base, size_t blen)
+{
+	const size_t lead = strlen(TMP_LEAD), mark = strlen(TMP_MARK);
+
+	if (strlen(name) != lead + blen + mark + TMP_RAND || strncmp(name, TMP_LEAD, lead) != 0 ||
+	    strncmp(name + lead, base, blen) != 0 ||
+	    strncmp(name + lead + blen, TMP_MARK, mark) != 0)
+		return false;
+	for (const char *c = name + lead + blen + mark; *c != '\0'; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		      (*c >= '0' && *c <= '9')))
+			return false;
+	return true;
+}
+
 int
 lb_persist_cleanup(const char *path)
 {
@@ -182,9 +216,11 @@ lb_persist_cleanup(const char *path)
 		goto out;
 	}
 	while ((de = readdir(d)) != NULL) {
-		/* Exactly what lb_persist_write's mkostemp makes: base + ".XXXXXX". */
-		if (strlen(de->d_name) == blen + 7 && strncmp(de->d_name, base, blen) == 0 &&
-		    de->d_name[blen] == '.' && unlinkat(dirfd(d), de->d_name, 0) == 0)
+		struct stat st;
+
+		if (is_tmp_name(de->d_name, base, blen) &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && unlinkat(dirfd(d), de->d_name, 0) == 0)
 			n++;
 	}
 	closedir(d);

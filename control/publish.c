@@ -204,8 +204,7 @@ assign_ids(struct lb_publisher *pub, struct lb_config *next)
 }
 
 int
-lb_publish_persist(const struct lb_publisher *pub, const struct lb_config *cfg, char *err,
-                   size_t errlen)
+lb_publish_persist(struct lb_publisher *pub, const struct lb_config *cfg, char *err, size_t errlen)
 {
 	json_t *doc = lb_config_to_json(cfg);
 	int rc;
@@ -217,6 +216,12 @@ lb_publish_persist(const struct lb_publisher *pub, const struct lb_config *cfg, 
 	err[0] = '\0';
 	rc = lb_persist_write(pub->state_path, doc, err, errlen);
 	json_decref(doc);
+	if (rc == LB_PERSIST_UNSYNCED) {
+		/* The file holds cfg: applied, but a power loss may bring the old one back. */
+		pub->persist_unsynced++;
+		fprintf(stderr, "spillwayd: %s (change applied; not yet durable)\n", err);
+		rc = 0;
+	}
 	if (rc != 0 && err[0] == '\0')
 		snprintf(err, errlen, "%s: cannot write the state file: %s", pub->state_path,
 		         strerror(-rc));
@@ -271,6 +276,7 @@ lb_publish_json(const struct lb_publisher *pub)
 
 	json_object_set_new(o, "samples", json_integer((json_int_t)pub->pub_count));
 	json_object_set_new(o, "timeouts", json_integer((json_int_t)pub->pub_timeouts));
+	json_object_set_new(o, "state_unsynced", json_integer((json_int_t)pub->persist_unsynced));
 	json_object_set_new(o, "build_us", json_real((double)pub->build_ns / 1000.0));
 	if (n == 0)
 		return o;

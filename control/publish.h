@@ -56,6 +56,7 @@ struct lb_publisher {
 	uint64_t pub_ns[LB_PUBLISH_SAMPLES];
 	uint64_t pub_count;
 	uint64_t pub_timeouts;
+	uint64_t persist_unsynced; /* state file written, directory fsync failed */
 	uint64_t build_ns;
 	struct lb_retired retire[LB_PUBLISH_RETIRE_MAX];
 	unsigned int n_retire;
@@ -99,12 +100,14 @@ int lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save,
                      size_t errlen);
 
 /**
- * Write cfg to the state file (pub's state path, which must be set).
+ * Write cfg to the state file (pub's state path, which must be set). A write
+ * whose rename succeeded but whose directory fsync failed (LB_PERSIST_UNSYNCED)
+ * counts as written: it is logged, counted in persist_unsynced, and returns 0.
  *
- * @return 0, or -errno with a reason in err: -ENOMEM, or what
- *   lb_persist_write returned.
+ * @return 0, or -errno with a reason in err (the file is unchanged then):
+ *   -ENOMEM, or what lb_persist_write returned.
  */
-int lb_publish_persist(const struct lb_publisher *pub, const struct lb_config *cfg, char *err,
+int lb_publish_persist(struct lb_publisher *pub, const struct lb_config *cfg, char *err,
                        size_t errlen);
 
 /** Free the retired snapshots no worker can still read; wait: until all can be freed. */

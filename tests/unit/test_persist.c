@@ -9,13 +9,16 @@
  * Durability is checked on the system calls themselves: the test links with
  * -Wl,--wrap=write,--wrap=fsync,--wrap=rename, so persist.c's calls pass
  * through recorders below (libc's own calls do not) that log each call with
- * the path of its descriptor, and can make the next fsync fail.
+ * the path of its descriptor, and can make the next fsync fail, make the next
+ * fsync of a directory fail, or end the process at the rename (a crash that
+ * leaves the temporary file behind).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -46,7 +50,9 @@ struct sys_event {
 
 static struct sys_event g_events[MAX_EVENTS];
 static unsigned int g_n_events;
-static int g_fsync_fail_errno; /* the next fsync fails with this, then 0 */
+static int g_fsync_fail_errno;     /* the next fsync fails with this, then 0 */
+static int g_dir_fsync_fail_errno; /* the next fsync of a directory fails with this, then 0 */
+static int g_exit_at_rename;       /* rename ends the process instead (a crash) */
 
 ssize_t __real_write(int fd, const void *buf, size_t n);
 int __real_fsync(int fd);
@@ -88,7 +94,14 @@ __wrap_write(int fd, const void *buf, size_t n)
 int
 __wrap_fsync(int fd)
 {
+	struct stat st;
+
 	fd_path(fd, record(SYS_FSYNC)->path, sizeof(g_events[0].path));
+	if (g_dir_fsync_fail_errno && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = g_dir_fsync_fail_errno;
+		g_dir_fsync_fail_errno = 0;
+		return -1;
+	}
 	if (g_fsync_fail_errno) {
 		errno = g_fsync_fail_errno;
 		g_fsync_fail_errno = 0;
@@ -101,7 +114,11 @@ int
 __wrap_rename(const char *from, const char *to)
 {
 	struct sys_event *e = record(SYS_RENAME);
-	char *rf = realpath(from, NULL);
+	char *rf;
+
+	if (g_exit_at_rename)
+		_exit(0);
+	rf = realpath(from, NULL);
 
 	snprintf(e->path, sizeof(e->path), "%s", rf ? rf : from);
 	free(rf);
@@ -378,22 +395,112 @@ touch(const char *dir, const char *name)
 	fclose(fp);
 }
 
-/* Start-up removes what a crash mid-write leaves, and nothing else. */
+static void
+make_symlink(const char *dir, const char *name, const char *target)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_int_equal(symlink(target, p), 0);
+}
+
+static bool
+exists(const char *dir, const char *name)
+{
+	char p[256];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+/*
+ * The documented temporary-file scheme, checked here character by character:
+ * "." + "state.json" + ".spw-tmp." + 6 of [A-Za-z0-9].
+ */
+static bool
+documented_tmp_name(const char *name)
+{
+	const char *want = ".state.json.spw-tmp.";
+	size_t n = strlen(want);
+
+	if (strlen(name) != n + 6 || strncmp(name, want, n) != 0)
+		return false;
+	for (size_t i = n; i < n + 6; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* The one entry of dir that is not "state.json", copied to out. */
+static void
+only_other_entry(const char *dir, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	assert_non_null(d);
+	out[0] = '\0';
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		    strcmp(e->d_name, "state.json") != 0)
+			snprintf(out, len, "%s", e->d_name);
+	closedir(d);
+}
+
+/*
+ * Start-up removes what a crash mid-write leaves, and nothing else: the
+ * operator's files beside the state file (whatever their name length) stay,
+ * and so do names of the scheme that are not regular files or whose random
+ * part is not 6 alphanumeric characters.
+ */
 static void
 test_persist_cleanup_leftovers(void **state)
 {
+	static const char *const keep[] = {
+	        "state.json.backup",          "state.json.old-v1",
+	        "state.json.a1B2c3",          "state.json.bak",
+	        "other.json.a1B2c3",          ".other.json.spw-tmp.a1B2c3",
+	        ".state.json.spw-tmp.a1B2",   ".state.json.spw-tmp.a1B2c3d",
+	        ".state.json.spw-tmp.a1-2c3", "x.state.json.spw-tmp.a1B2c3",
+	        ".state.json.spw-tmp.Link00",
+	};
 	struct fixture *f = *state;
-	char err[ERR_LEN] = "";
+	char err[ERR_LEN] = "", crash_left[256];
 	json_t *d = doc(3);
+	pid_t pid;
+	int status;
 
-	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), 0);
-	touch(f->dir, "state.json.a1B2c3"); /* mkostemp leftovers */
-	touch(f->dir, "state.json.XyZ789");
-	touch(f->dir, "state.json.bak");    /* not ours: wrong length */
-	touch(f->dir, "other.json.a1B2c3"); /* another file's */
+	/* A crash between creating the temporary file and renaming it. */
+	write_file(f->path, "old\n");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		g_exit_at_rename = 1;
+		lb_persist_write(f->path, d, err, sizeof(err));
+		_exit(1); /* not reached: the rename ends the child */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	only_other_entry(f->dir, crash_left, sizeof(crash_left));
+	if (!documented_tmp_name(crash_left))
+		fail_msg("leftover \"%s\" is not of the documented scheme", crash_left);
+	assert_string_equal(read_file(f->path), "old\n");
+
+	touch(f->dir, ".state.json.spw-tmp.Q7xZ0p"); /* another crash's leftover */
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]) - 1; i++)
+		touch(f->dir, keep[i]);
+	make_symlink(f->dir, ".state.json.spw-tmp.Link00", "state.json.backup");
 	assert_int_equal(lb_persist_cleanup(f->path), 2);
-	assert_int_equal(count_entries(f->dir, "state.json"), 2);
-	assert_non_null(read_file(f->path));
+	assert_false(exists(f->dir, crash_left));
+	assert_false(exists(f->dir, ".state.json.spw-tmp.Q7xZ0p"));
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (!exists(f->dir, keep[i]))
+			fail_msg("cleanup removed \"%s\"", keep[i]);
+	assert_int_equal(count_entries(f->dir, "state.json"),
+	                 (int)(sizeof(keep) / sizeof(keep[0])));
+	assert_string_equal(read_file(f->path), "old\n");
 	assert_int_equal(lb_persist_cleanup(f->path), 0);
 	json_decref(d);
 }
@@ -431,9 +538,10 @@ test_persist_syncs_file_then_renames_then_syncs_directory(void **state)
 
 	assert_true(find_event(0, SYS_WRITE, NULL) >= 0);
 	snprintf(tmp, sizeof(tmp), "%s", g_events[find_event(0, SYS_WRITE, NULL)].path);
-	/* The temporary file: beside the target, named after it. */
+	/* The temporary file: beside the target, of the documented scheme. */
 	assert_int_equal(strncmp(tmp, real_dir, strlen(real_dir)), 0);
-	assert_non_null(strstr(tmp, "/state.json."));
+	assert_int_equal(tmp[strlen(real_dir)], '/');
+	assert_true(documented_tmp_name(tmp + strlen(real_dir) + 1));
 	for (unsigned int i = 0; i < g_n_events; i++)
 		if (g_events[i].op == SYS_WRITE) {
 			assert_string_equal(g_events[i].path, tmp);
@@ -468,6 +576,38 @@ test_persist_fsync_fails(void **state)
 	json_decref(d);
 }
 
+/*
+ * The rename succeeded, then the directory fsync failed: the new document is
+ * in place (the old one is gone), and the return says so distinctly from a
+ * failure that left the old file untouched.
+ */
+static void
+test_persist_directory_fsync_fails(void **state)
+{
+	struct fixture *f = *state;
+	char err[ERR_LEN] = "";
+	json_t *d = doc(7), *back;
+	json_error_t je;
+
+	write_file(f->path, "old\n");
+	g_dir_fsync_fail_errno = EIO;
+	assert_int_equal(lb_persist_write(f->path, d, err, sizeof(err)), LB_PERSIST_UNSYNCED);
+	assert_int_equal(g_dir_fsync_fail_errno, 0); /* the directory fsync did fail */
+	assert_msg(err, f->path, "fsync directory");
+	assert_non_null(strstr(err, strerror(EIO)));
+	back = json_load_file(f->path, 0, &je);
+	assert_non_null(back);
+	assert_true(json_equal(back, d));
+	assert_int_equal(count_entries(f->dir, "state.json"), 0);
+	/* The text variant reports it the same way. */
+	g_dir_fsync_fail_errno = EIO;
+	assert_int_equal(lb_persist_write_text(f->path, "t\n", 2, 0600, err, sizeof(err)),
+	                 LB_PERSIST_UNSYNCED);
+	assert_string_equal(read_file(f->path), "t\n");
+	json_decref(back);
+	json_decref(d);
+}
+
 int
 main(void)
 {
@@ -484,6 +624,8 @@ main(void)
 	        cmocka_unit_test_setup_teardown(
 	                test_persist_syncs_file_then_renames_then_syncs_directory, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_persist_fsync_fails, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_persist_directory_fsync_fails, setup,
+	                                        teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
