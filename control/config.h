@@ -74,7 +74,10 @@ struct lb_config *lb_config_from_json(const json_t *root, char *err, size_t errl
 /** Read and validate a file; NULL with "FILE: ..." or "path: reason" in err. */
 struct lb_config *lb_config_load_file(const char *path, char *err, size_t errlen);
 
-/** The document form of a config (what the file and the socket take). */
+/**
+ * The document form of a config (what the file and the socket take): complete,
+ * or NULL if an allocation failed (never a document with a part missing).
+ */
 json_t *lb_config_to_json(const struct lb_config *cfg);
 
 void lb_config_free(struct lb_config *cfg);
@@ -118,10 +121,10 @@ int lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const 
 int lb_config_backend_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
                                 struct lb_cfg_backend *out, char *err, size_t errlen);
 
-/** The document form of one VIP (with its backends), as in lb_config_to_json. */
+/** The document form of one VIP (with its backends), as in lb_config_to_json; NULL likewise. */
 json_t *lb_config_vip_to_json(const struct lb_cfg_vip *v);
 
-/** The document form of one backend; "name" only if set. */
+/** The document form of one backend; "name" only if set; NULL likewise. */
 json_t *lb_config_backend_to_json(const struct lb_cfg_backend *b);
 
 /** A deep copy (ids included); NULL with errno ENOMEM. */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -50,41 +51,63 @@ lb_config_vip_to_json(const struct lb_cfg_vip *v)
 	                 "backends", bes);
 }
 
-json_t *
-lb_config_to_json(const struct lb_config *cfg)
+/* json_object_set_new that owns v in every case; false on failure (v NULL included). */
+static bool
+set(json_t *o, const char *key, json_t *v)
+{
+	return json_object_set_new(o, key, v) == 0;
+}
+
+static json_t *
+encap_to_json(const struct lb_encap_conf *e)
 {
 	char buf[64];
-	json_t *root = json_object(), *encap = json_object(), *vips = json_array();
-	const struct lb_encap_conf *e = &cfg->encap;
+	json_t *o = json_object();
+	bool ok = o != NULL;
 
-	if (e->has_src4)
-		json_object_set_new(encap, "source_v4",
-		                    json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
-	if (e->has_src6)
-		json_object_set_new(encap, "source_v6",
-		                    json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
+	if (ok && e->has_src4)
+		ok = set(o, "source_v4", json_string(lb_ip_to_str(LB_AF_INET, &e->src4, buf, 64)));
+	if (ok && e->has_src6)
+		ok = set(o, "source_v6", json_string(lb_ip_to_str(LB_AF_INET6, &e->src6, buf, 64)));
 	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", e->next_hop_mac[0],
 	         e->next_hop_mac[1], e->next_hop_mac[2], e->next_hop_mac[3], e->next_hop_mac[4],
 	         e->next_hop_mac[5]);
-	json_object_set_new(encap, "next_hop_mac", json_string(buf));
-	json_object_set_new(encap, "mtu", json_integer(e->mtu));
-	json_object_set_new(encap, "gue_port", json_integer(ntohs(e->gue_port)));
-	json_object_set_new(encap, "too_big", json_string(lb_config_too_big_names[e->too_big]));
-	json_object_set_new(root, "encap", encap);
-	json_object_set_new(root, "maglev",
-	                    json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size,
-	                              "seed", cfg->seed));
-	json_object_set_new(root, "flows",
-	                    json_pack("{s:i, s:i, s:i}", "capacity",
-	                              (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
-	                              (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
-	                              (json_int_t)cfg->flows.udp_idle_ms));
-	json_object_set_new(root, "hot",
-	                    json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled,
-	                              "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
-	                              cfg->hot.threshold, "epsilon", cfg->hot.epsilon));
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i]));
-	json_object_set_new(root, "vips", vips);
+	ok = ok && set(o, "next_hop_mac", json_string(buf)) &&
+	     set(o, "mtu", json_integer(e->mtu)) &&
+	     set(o, "gue_port", json_integer(ntohs(e->gue_port))) &&
+	     set(o, "too_big", json_string(lb_config_too_big_names[e->too_big]));
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *
+lb_config_to_json(const struct lb_config *cfg)
+{
+	json_t *root = json_object(), *vips = json_array();
+	bool ok = root != NULL && vips != NULL;
+
+	for (uint32_t i = 0; ok && i < cfg->n_vips; i++)
+		ok = json_array_append_new(vips, lb_config_vip_to_json(&cfg->vips[i])) == 0;
+	ok = ok && set(root, "encap", encap_to_json(&cfg->encap)) &&
+	     set(root, "maglev",
+	         json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size, "seed",
+	                   cfg->seed)) &&
+	     set(root, "flows",
+	         json_pack("{s:i, s:i, s:i}", "capacity", (json_int_t)cfg->flows.capacity,
+	                   "tcp_idle_ms", (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
+	                   (json_int_t)cfg->flows.udp_idle_ms)) &&
+	     set(root, "hot",
+	         json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled, "window_ms",
+	                   (json_int_t)cfg->hot.window_ms, "threshold", cfg->hot.threshold,
+	                   "epsilon", cfg->hot.epsilon)) &&
+	     set(root, "vips", json_incref(vips));
+	json_decref(vips);
+	if (!ok) {
+		json_decref(root);
+		return NULL;
+	}
 	return root;
 }

@@ -198,6 +198,9 @@ class Changes:
         return ("vip_remove", spwrpc.vip_ref(*r.choice(vips)))
 
 
+OPERATOR_FILES = ("state.json.backup", "state.json.old-v1", "state.json.a1B2c3")
+
+
 def main():
     rng = random.Random(int(os.environ.get("SPW_RESTART_SEED", "5")))
     mg = {"table_size": 65537, "seed": "restart-test"}
@@ -205,6 +208,8 @@ def main():
               "maglev": mg,
               "vips": [dict(VIP, backends=[{"address": "10.1.0.1"}, {"address": "10.1.0.2"}])]}
     json.dump(config, open(CONFIG, "w"))
+    for keep in OPERATOR_FILES:
+        open(os.path.join(WORK, keep), "w").close()
     expected = norm(config)  # the model: the configuration after the last acknowledged change
     n_acked = 0
     n_ops = {}
@@ -213,9 +218,14 @@ def main():
         sock = os.path.join(WORK, "ctl.sock")   # the same path: a stale file after kill -9
         p, c = start("r%d" % rnd, sock)
         cur = c.call("config_get")
-        leftovers = [f for f in os.listdir(WORK) if f.startswith("state.json.")]
+        # The writer's temporary files are ".state.json.spw-tmp." + 6 characters
+        # (docs/operations.md); files of the operator beside it must survive.
+        leftovers = [f for f in os.listdir(WORK) if f.startswith(".state.json.spw-tmp.")]
         if leftovers:
             fail("round %d: temporary state files not cleaned up at start: %s" % (rnd, leftovers))
+        for keep in OPERATOR_FILES:
+            if not os.path.exists(os.path.join(WORK, keep)):
+                fail("round %d: start-up removed the operator's %s" % (rnd, keep))
         if norm(cur) != expected:
             fail("round %d: restart lost acknowledged changes:\n got %s\n want %s" %
                  (rnd, norm(cur), expected))
