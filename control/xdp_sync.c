@@ -2,9 +2,10 @@
 /*
  * The XDP VIP map follows the published snapshot (see xdp_sync.h). Each
  * snapshot gives a sorted set of wanted entries; updates are diffs against the
- * set the maps hold. After any failed map operation the next publication
- * reconciles the whole map instead (put everything, delete what is not
- * wanted), so one transient error cannot leave the map wrong for long.
+ * set the maps hold. After any failed map operation the control tick (about
+ * once a second) reconciles the whole map against the live snapshot (delete
+ * what is not wanted, put everything), until one pass succeeds; a publication
+ * in between reconciles fully too. One error cannot leave the map wrong long.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -52,6 +53,7 @@ struct lb_xdp_sync {
 	bool full;             /* this publication rewrites and purges the whole map */
 	uint64_t map_errors;
 	uint64_t adds, removes, reconciles;
+	uint64_t tick_reconciles; /* of reconciles: those the tick made */
 	unsigned int ticks;
 	time_t last_warn;
 };
@@ -213,7 +215,10 @@ note_err(struct lb_xdp_sync *x, int rc, const char *what, const struct xdp_port 
 	x->dirty = true;
 	if (*first == 0) {
 		*first = rc;
-		snprintf(err, errlen, "port %u: VIP map %s: %s", p->port, what, strerror(-rc));
+		snprintf(err, errlen,
+		         "port %u: VIP map %s: %s (the control tick reconciles the map, about "
+		         "once a second)",
+		         p->port, what, strerror(-rc));
 	}
 }
 
@@ -353,6 +358,40 @@ sum_counters(const struct lb_xdp_sync *x, uint64_t tot[LB_XSK_CNT_MAX], uint64_t
 	}
 }
 
+/*
+ * After a failed map operation: make every port's map hold exactly what live
+ * (the snapshot every worker runs) asks for. Deletions first, so a map filled
+ * with stale keys has room again; the order is free, nothing is in flight.
+ */
+static void
+tick_reconcile(struct lb_xdp_sync *x, const struct lb_snapshot *live)
+{
+	char err[256] = "";
+	int first = 0;
+
+	set_free(&x->want);
+	if (desired(live, &x->want) != 0)
+		return; /* still dirty: the next check tries again */
+	x->dirty = false;
+	for (unsigned int i = 0; i < x->n_ports; i++) {
+		purge(x, &x->ports[i], err, sizeof(err), &first);
+		for (uint32_t j = 0; j < x->want.n; j++)
+			put(x, &x->ports[i], &x->want.e[j], err, sizeof(err), &first);
+	}
+	x->reconciles++;
+	x->tick_reconciles++;
+	set_free(&x->live);
+	x->live = x->want;
+	x->want = (struct entry_set){0};
+	if (first != 0)
+		fprintf(stderr, "spillwayd: xdp: %s\n", err);
+	else
+		fprintf(stderr,
+		        "spillwayd: xdp: VIP map reconciled with the live configuration "
+		        "(%u entries per port)\n",
+		        x->live.n);
+}
+
 static void
 hook_tick(void *arg, const struct lb_snapshot *live)
 {
@@ -360,9 +399,10 @@ hook_tick(void *arg, const struct lb_snapshot *live)
 	uint64_t tot[LB_XSK_CNT_MAX], no_xsk[XDP_SYNC_PORTS_MAX];
 	time_t now;
 
-	(void)live;
 	if (++x->ticks % TICKS_PER_CHECK != 0)
 		return;
+	if (x->dirty && live != NULL)
+		tick_reconcile(x, live);
 	sum_counters(x, tot, no_xsk);
 	now = time(NULL);
 	for (unsigned int i = 0; i < x->n_ports; i++) {
@@ -396,6 +436,8 @@ hook_stats(void *arg)
 	json_object_set_new(o, "map_removes", json_integer((json_int_t)x->removes));
 	json_object_set_new(o, "map_errors", json_integer((json_int_t)x->map_errors));
 	json_object_set_new(o, "reconciles", json_integer((json_int_t)x->reconciles));
+	json_object_set_new(o, "tick_reconciles", json_integer((json_int_t)x->tick_reconciles));
+	json_object_set_new(o, "reconcile_pending", json_boolean(x->dirty));
 	return o;
 }
 

@@ -6,9 +6,11 @@
  * runs a snapshot without it, so a packet for a live VIP is never passed to the
  * kernel because of the order of the two updates. A publication hook
  * (struct lb_publish_hook) run by the control thread; its stats are the
- * program's counters summed over ports, plus map errors. The tick warns when
- * VIP traffic reached the kernel because no AF_XDP socket was bound on the
- * queue that received it (pass_no_xsk).
+ * program's counters summed over ports, plus map errors. After a failed map
+ * operation the tick (about once a second) reconciles the maps with the live
+ * snapshot until a pass succeeds (stats: reconcile_pending, tick_reconciles).
+ * The tick also warns when VIP traffic reached the kernel because no AF_XDP
+ * socket was bound on the queue that received it (pass_no_xsk).
  */
 #ifndef LB_XDP_SYNC_H
 #define LB_XDP_SYNC_H

@@ -6,7 +6,8 @@
  * are driven with snapshots built from configurations, and after every step
  * both the map's contents and the program's verdicts are checked: a VIP is in
  * the map before its snapshot is published, and stays until after the
- * snapshot without it is live. Needs root (exits 77 otherwise).
+ * snapshot without it is live; a failed update is repaired by the tick.
+ * Needs root (exits 77 otherwise).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -245,6 +246,88 @@ test_sync_follows_publications(void **state)
 	lb_xdp_sync_destroy(x);
 }
 
+static json_t *
+stat_of(const struct lb_publish_hook *h, const char *key)
+{
+	static json_t *st;
+
+	json_decref(st);
+	st = h->stats(h->arg);
+	return json_object_get(st, key);
+}
+
+/*
+ * A map update that fails (the map is full of stale keys) is repaired by the
+ * tick, without another publication: within one check interval (100 ticks,
+ * about a second, xdp_sync.h) the stale keys are gone and the missing VIP is
+ * steered.
+ */
+static void
+test_sync_tick_repairs_failed_update(void **state)
+{
+	struct lb_xdp_sync *x = lb_xdp_sync_create();
+	struct lb_publish_hook h;
+	struct lb_snapshot *s1, *s2;
+	char err[256];
+	unsigned int junk = 0;
+	int fd = lb_xsk_steer_vip_map_fd(g_prog);
+
+	(void)state;
+	assert_non_null(x);
+	assert_int_equal(lb_xdp_sync_add_port(x, 0, g_lo, err, sizeof(err)), 0);
+	lb_xdp_sync_hook(x, &h);
+	s1 = snap(V_WEB, 1);
+	assert_int_equal(h.before(h.arg, s1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(h.after(h.arg, s1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(map_count(), 2);
+
+	/* Someone fills the map behind spillwayd's back (10.200.x.y, TCP port 1). */
+	for (;;) {
+		struct lb_xsk_vip_key k;
+		uint8_t a[4] = {10, 200, (uint8_t)(junk >> 8), (uint8_t)junk};
+
+		assert_int_equal(lb_xsk_vip_key_make(&k, AF_INET, a, IPPROTO_TCP, htons(1)), 0);
+		if (lb_xsk_vip_add(fd, &k, 99) != 0)
+			break;
+		junk++;
+		assert_true(junk < 70000);
+	}
+	assert_true(junk > 0);
+	assert_int_equal(map_count(), 2 + junk);
+
+	/* Publishing DNS fails: no room for its entries. */
+	s2 = snap(V_WEB "," V_DNS, 2);
+	assert_int_not_equal(h.before(h.arg, s2, s1, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "VIP map add"));
+	assert_non_null(strstr(err, "tick"));
+	h.after(h.arg, s2, s1, err, sizeof(err));
+	assert_false(map_has(AF_INET, "10.0.0.2", IPPROTO_UDP, 53));
+	assert_true(json_is_true(stat_of(&h, "reconcile_pending")));
+
+	/* The ticks, with s2 live: one check interval repairs the map. */
+	for (int t = 0; t < 100; t++)
+		h.tick(h.arg, s2);
+	assert_true(map_has(AF_INET, "10.0.0.2", IPPROTO_UDP, 53));
+	assert_true(map_has(AF_INET, "10.0.0.2", IPPROTO_UDP, 0));
+	assert_true(map_has(AF_INET, "10.0.0.1", IPPROTO_TCP, 80));
+	assert_true(map_has(AF_INET, "10.0.0.1", IPPROTO_TCP, 0));
+	assert_int_equal(map_count(), 4);
+	assert_int_equal(verdict4("10.0.0.2", IPPROTO_UDP, 53), XDP_REDIRECT);
+	assert_int_equal(verdict4("10.200.0.0", IPPROTO_TCP, 1), XDP_PASS);
+	assert_true(json_is_false(stat_of(&h, "reconcile_pending")));
+	assert_int_equal(json_integer_value(stat_of(&h, "tick_reconciles")), 1);
+	assert_int_equal(json_integer_value(stat_of(&h, "entries")), 4);
+
+	/* Nothing more to repair: later checks leave the map alone. */
+	for (int t = 0; t < 200; t++)
+		h.tick(h.arg, s2);
+	assert_int_equal(json_integer_value(stat_of(&h, "tick_reconciles")), 1);
+	assert_int_equal(map_count(), 4);
+	lb_snapshot_free(s1);
+	lb_snapshot_free(s2);
+	lb_xdp_sync_destroy(x);
+}
+
 /* Ports without spillway's program are refused with a reason. */
 static void
 test_sync_refuses_foreign_ports(void **state)
@@ -290,6 +373,7 @@ main(void)
 	const struct CMUnitTest kernel[] = {
 	        cmocka_unit_test(test_sync_follows_publications),
 	        cmocka_unit_test(test_sync_refuses_foreign_ports),
+	        cmocka_unit_test(test_sync_tick_repairs_failed_update),
 	};
 	int rc = cmocka_run_group_tests_name("xdp_sync", plain, NULL, NULL);
 
