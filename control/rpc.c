@@ -6,7 +6,8 @@
  * against one private copy of the running configuration; the copy goes to
  * ops->apply only if every call succeeded, so a batch is one transaction with
  * one rebuild. The methods live in rpc_vip.c, rpc_backend.c, rpc_query.c,
- * rpc_hot.c and rpc_drain.c.
+ * rpc_hot.c and rpc_drain.c; ids beyond Jansson's numbers are found and
+ * echoed by rpc_id.c.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,14 +17,19 @@
 
 #include "config.h"
 #include "rpc.h"
+#include "rpc_id.h"
 #include "rpc_internal.h"
+
+#define PARSE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
 /* One element of a request line. */
 struct call {
 	const struct lb_rpc_method *m;
 	const json_t *params; /* borrowed from the parsed line */
 	const json_t *id;     /* borrowed; NULL: none or invalid (replied to as null) */
-	bool notification;    /* a valid request without "id": no reply */
+	const char *raw_id;   /* an id Jansson cannot hold: its bytes in the line, echoed as is */
+	size_t raw_len;
+	bool notification; /* a valid request without "id": no reply */
 	struct lb_rpc_outcome out;
 };
 
@@ -224,26 +230,142 @@ dump(json_t *r)
 	return s;
 }
 
+/* The reply text of one call, its id echoed byte for byte if Jansson could not hold it. */
+static char *
+reply_text(const struct call *c)
+{
+	char *s, *spliced;
+
+	if (c->raw_id == NULL)
+		return dump(reply(c->id, &c->out));
+	s = dump(reply(NULL, &c->out));
+	spliced = lb_rpc_splice_id(s, c->raw_id, c->raw_len);
+	free(s);
+	return spliced != NULL ? spliced : lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
+}
+
+/* A batch's replies joined as one array text (what json_dumps of the array gives). */
+static char *
+batch_text(const struct call *calls, size_t n)
+{
+	size_t len = 1, cap = 256;
+	char *s = malloc(cap);
+
+	if (s == NULL)
+		return lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
+	s[0] = '[';
+	for (size_t i = 0; i < n; i++) {
+		char *r, *grown;
+		size_t rl;
+
+		if (calls[i].notification)
+			continue;
+		r = reply_text(&calls[i]);
+		rl = r != NULL ? strlen(r) : 0;
+		if (r == NULL || len + rl + 3 > cap) {
+			cap = (len + rl + 3) * 2;
+			grown = r != NULL ? realloc(s, cap) : NULL;
+			if (grown == NULL) {
+				free(r);
+				free(s);
+				return lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
+			}
+			s = grown;
+		}
+		if (len > 1)
+			s[len++] = ',';
+		memcpy(s + len, r, rl);
+		len += rl;
+		free(r);
+	}
+	if (len == 1) { /* notifications only: no reply */
+		free(s);
+		return NULL;
+	}
+	s[len++] = ']';
+	s[len] = '\0';
+	return s;
+}
+
+/*
+ * The line Jansson refused with a numeric overflow: parsed again with each
+ * "id" it cannot hold replaced by a placeholder (ids[] says where the real
+ * ones are), or NULL with je describing why not.
+ */
+static json_t *
+parse_with_big_ids(const char *line, size_t len, struct lb_rpc_big_id *ids, size_t max,
+                   size_t *n_ids, json_error_t *je)
+{
+	char *copy;
+	size_t clen;
+	int n = lb_rpc_big_ids(line, len, ids, max, &copy, &clen);
+	json_t *root;
+
+	*n_ids = 0;
+	if (n <= 0)
+		return NULL;
+	root = json_loadb(copy, clen, PARSE_FLAGS, je);
+	free(copy);
+	if (root != NULL)
+		*n_ids = (size_t)n;
+	return root;
+}
+
+/* The error for a line Jansson refused: -32700, or -32600 for valid JSON with a number beyond
+ * range. */
+static char *
+refused_line(const char *line, size_t len, const json_error_t *je)
+{
+	char msg[LB_RPC_MSG_LEN];
+	json_error_t je2;
+	json_t *again;
+
+	if (json_error_code(je) == json_error_numeric_overflow) {
+		/* Integers read as doubles: whether the rest of the line is JSON. */
+		again = json_loadb(line, len, PARSE_FLAGS | JSON_DECODE_INT_AS_REAL, &je2);
+		json_decref(again);
+		if (again != NULL || json_error_code(&je2) == json_error_numeric_overflow) {
+			snprintf(msg, sizeof(msg),
+			         "invalid request: number out of range (at byte %d): an integer "
+			         "must fit in 64 bits, a real in a double",
+			         je->position);
+			return lb_rpc_error_reply(LB_RPC_ERR_INVALID_REQUEST, msg);
+		}
+		je = &je2;
+	}
+	snprintf(msg, sizeof(msg), "parse error: %s (at byte %d)", je->text, je->position);
+	return lb_rpc_error_reply(LB_RPC_ERR_PARSE, msg);
+}
+
 char *
 lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
 {
 	struct call *calls = NULL;
-	json_t *root, *no_params = NULL, *replies = NULL;
+	struct lb_rpc_big_id *big = NULL;
+	size_t n_big = 0;
+	json_t *root = NULL, *no_params = NULL, *replies = NULL;
 	bool batch, valid = true, oom = false;
 	json_error_t je;
 	char *text = NULL;
 	size_t n;
 
-	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-	if (root == NULL) {
-		char msg[LB_RPC_MSG_LEN];
+	root = json_loadb(line, len, PARSE_FLAGS, &je);
+	if (root == NULL && json_error_code(&je) == json_error_numeric_overflow) {
+		json_error_t je_ids;
 
-		snprintf(msg, sizeof(msg), "parse error: %s (at byte %d)", je.text, je.position);
-		return lb_rpc_error_reply(LB_RPC_ERR_PARSE, msg);
+		big = malloc(LB_RPC_MAX_BATCH * sizeof(*big));
+		if (big != NULL)
+			root = parse_with_big_ids(line, len, big, LB_RPC_MAX_BATCH, &n_big,
+			                          &je_ids);
+	}
+	if (root == NULL) {
+		free(big);
+		return refused_line(line, len, &je);
 	}
 	batch = json_is_array(root);
 	n = batch ? json_array_size(root) : 1;
 	if (batch && n == 0) {
+		free(big);
 		json_decref(root);
 		return lb_rpc_error_reply(LB_RPC_ERR_INVALID_REQUEST,
 		                          "invalid request: empty batch");
@@ -253,6 +375,7 @@ lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
 
 		snprintf(msg, sizeof(msg), "invalid request: batch of %zu calls (at most %d)", n,
 		         LB_RPC_MAX_BATCH);
+		free(big);
 		json_decref(root);
 		return lb_rpc_error_reply(LB_RPC_ERR_INVALID_REQUEST, msg);
 	}
@@ -262,6 +385,11 @@ lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
 		text = lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
 		goto cleanup;
 	}
+	for (size_t i = 0; i < n_big; i++)
+		if (big[i].call < n) {
+			calls[big[i].call].raw_id = line + big[i].off;
+			calls[big[i].call].raw_len = big[i].len;
+		}
 
 	/* Every envelope is checked before anything runs: one bad one aborts all. */
 	for (size_t i = 0; i < n; i++) {
@@ -287,7 +415,11 @@ lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
 
 	if (!batch) {
 		if (!calls[0].notification)
-			text = dump(reply(calls[0].id, &calls[0].out));
+			text = reply_text(&calls[0]);
+		goto cleanup;
+	}
+	if (n_big > 0) {
+		text = batch_text(calls, n);
 		goto cleanup;
 	}
 	replies = json_array();
@@ -305,6 +437,7 @@ cleanup:
 		json_decref(calls[i].out.data);
 	}
 	free(calls);
+	free(big);
 	json_decref(replies);
 	json_decref(no_params);
 	json_decref(root);

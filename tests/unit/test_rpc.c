@@ -144,6 +144,126 @@ test_rpc_ids_echoed(void **state)
 	}
 }
 
+/* The reply text for line, as the daemon sends it (not parsed: ids beyond Jansson's range). */
+static char *
+reply_text_of(struct fake *f, const char *line)
+{
+	char *out = lb_rpc_handle(&f->ops, line, strlen(line));
+
+	assert_non_null(out);
+	if (strchr(out, '\n') != NULL)
+		fail_msg("reply is not one line: %s", out);
+	return out;
+}
+
+/* The reply, read with integers as doubles (so a big id parses): valid JSON of one object. */
+static json_t *
+loose_parse(const char *text)
+{
+	json_error_t je;
+	json_t *r = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+
+	if (r == NULL)
+		fail_msg("reply is not JSON (%s): %s", je.text, text);
+	return r;
+}
+
+/*
+ * Ids beyond int64 (and beyond double) are valid JSON numbers and valid
+ * JSON-RPC ids: the request is served and the id echoed byte for byte
+ * (JSON-RPC 2.0, 4: "the same value as the id member of the Request").
+ */
+static void
+test_rpc_big_ids_echoed(void **state)
+{
+	static const char *const ids[] = {
+	        "18446744073709551616", /* 2^64 */
+	        "9223372036854775808",  /* INT64_MAX + 1 */
+	        "-9223372036854775809", /* INT64_MIN - 1 */
+	        "123456789012345678901234567890123456789",
+	        "1e400", /* beyond double */
+	};
+	struct fake *f = *state;
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		char line[256], want[128], *out;
+		json_t *r;
+
+		snprintf(line, sizeof(line),
+		         "{\"jsonrpc\": \"2.0\", \"id\" : %s , \"method\": \"version\"}", ids[i]);
+		out = reply_text_of(f, line);
+		snprintf(want, sizeof(want), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", ids[i]);
+		if (strncmp(out, want, strlen(want)) != 0)
+			fail_msg("id %s: reply %s", ids[i], out);
+		if (strcmp(ids[i], "1e400") != 0) {
+			r = loose_parse(out);
+			assert_true(json_is_object(json_object_get(r, "result")));
+			json_decref(r);
+		}
+		free(out);
+	}
+}
+
+/* In a batch, each call's id comes back with its own reply, in order; calls run as usual. */
+static void
+test_rpc_big_ids_batch(void **state)
+{
+	struct fake *f = *state;
+	char *out = reply_text_of(
+	        f, "[{\"jsonrpc\":\"2.0\",\"id\":18446744073709551617,\"method\":\"version\"},"
+	           " {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"version\"},"
+	           " {\"jsonrpc\":\"2.0\",\"method\":\"version\"},"
+	           " {\"jsonrpc\":\"2.0\",\"id\":-18446744073709551618,\"method\":\"version\"}]");
+	const char *a = strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551617,\"result\":");
+	const char *b = strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":");
+	const char *c =
+	        strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":-18446744073709551618,\"result\":");
+	json_t *r = loose_parse(out);
+
+	if (a == NULL || b == NULL || c == NULL || !(a < b && b < c))
+		fail_msg("batch reply: %s", out);
+	assert_true(json_is_array(r));
+	assert_int_equal(json_array_size(r), 3); /* the notification has none */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(json_is_object(json_object_get(json_array_get(r, i), "result")));
+	json_decref(r);
+	free(out);
+}
+
+/*
+ * A number beyond range elsewhere than the top-level id (here params, and an
+ * "id" inside params) is still valid JSON: -32600 (id null), not -32700. A
+ * line that is not JSON after such a number stays -32700.
+ */
+static void
+test_rpc_big_numbers_elsewhere(void **state)
+{
+	static const char *const lines[] = {
+	        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"backend_set\",\"params\":"
+	        "{\"weight\":99999999999999999999}}",
+	        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"version\",\"params\":"
+	        "{\"id\":99999999999999999999}}",
+	        "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"version\","
+	        "\"params\":{\"x\":99999999999999999999}}",
+	};
+	struct fake *f = *state;
+	json_t *r;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		r = rpc_raw(f, lines[i], strlen(lines[i]));
+		assert_error(r, -32600, "invalid request: number out of range");
+		assert_id(r, "null");
+		json_decref(r);
+	}
+	r = rpc_raw(f, "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,", 34);
+	assert_error(r, -32700, "parse error");
+	json_decref(r);
+	r = rpc_raw(f, "{\"id\":99999999999999999999 x}", 29);
+	assert_error(r, -32700, "parse error");
+	json_decref(r);
+	assert_int_equal(f->apply_calls, 0);
+}
+
 static void
 test_rpc_notifications(void **state)
 {
@@ -447,6 +567,9 @@ main(void)
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_apply_fails);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_limit_batch);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_ids_echoed);
+	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_ids_echoed);
+	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_ids_batch);
+	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_numbers_elsewhere);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_notifications);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_nul_byte);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_long_utf8_message);
