@@ -463,7 +463,8 @@ test_persist_cleanup_leftovers(void **state)
 	        "state.json.a1B2c3",          "state.json.bak",
 	        "other.json.a1B2c3",          ".other.json.spw-tmp.a1B2c3",
 	        ".state.json.spw-tmp.a1B2",   ".state.json.spw-tmp.a1B2c3d",
-	        ".state.json.spw-tmp.a1-2c3", "x.state.json.spw-tmp.a1B2c3",
+	        ".state.json.spw-tmp.a1-2c3", ".state.json.swp-tmp.a1B2c3",
+	        ".state.json.old-copya1B2c3", "x.state.json.spw-tmp.a1B2c3",
 	        ".state.json.spw-tmp.Link00",
 	};
 	struct fixture *f = *state;
