@@ -115,11 +115,17 @@ json_t *
 lb_control_stats(const struct lb_control *c)
 {
 	json_t *root = lb_stats_json(c->pub.cfg, c->p.cores, c->p.lcores, c->p.n_cores);
+	bool *stalled = calloc(c->p.n_cores > 0 ? c->p.n_cores : 1, sizeof(*stalled));
 	json_t *cores;
 
-	if (root == NULL)
+	if (root == NULL || stalled == NULL) {
+		json_decref(root);
+		free(stalled);
 		return NULL;
+	}
 	cores = json_object_get(root, "cores");
+	lb_publish_stalled(&c->pub, stalled);
+	json_object_set_new(root, "stalled_cores", lb_publish_stalled_json(&c->pub));
 	json_object_set_new(root, "generation", json_integer((json_int_t)c->pub.generation));
 	json_object_set_new(root, "publish", lb_publish_json(&c->pub));
 	if (c->p.pool != NULL) {
@@ -149,7 +155,9 @@ lb_control_stats(const struct lb_control *c)
 
 		json_object_set_new(json_array_get(cores, i), "snapshot_gen",
 		                    json_integer((json_int_t)g));
+		json_object_set_new(json_array_get(cores, i), "stalled", json_boolean(stalled[i]));
 	}
+	free(stalled);
 	return root;
 }
 
@@ -193,7 +201,7 @@ on_tick(struct lb_control *c)
 
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
-	lb_publish_reclaim(&c->pub, false);
+	lb_publish_tick(&c->pub);
 	if (c->hw.hot != NULL)
 		lb_hot_window_tick(&c->hw);
 	for (unsigned int i = 0; i < c->p.n_hooks; i++)

@@ -251,6 +251,10 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 		snprintf(err, errlen, "no such VIP");
 		return -ENOENT;
 	}
+	/* Refused before the controller changes: a pin is published or not made. */
+	rc = lb_publish_ready(cr->pub, err, errlen);
+	if (rc != 0)
+		return rc;
 	kh = lb_vip_key_hash(s, v, key, lb_hash_flow(&s->hkey, key));
 	rc = pin ? lb_hotkey_pin(hw->hot, s, vip_id, kh, key, replicas, hw->window)
 	         : lb_hotkey_unpin(hw->hot, vip_id, kh);
@@ -264,8 +268,7 @@ ops_hot_pin(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t 
 	ns = lb_publish_build(cr->pub, cr->pub->cfg, err, errlen);
 	if (ns == NULL)
 		return -ENOMEM;
-	lb_publish_snapshot(cr->pub, ns);
-	return 0;
+	return lb_publish_snapshot(cr->pub, ns);
 }
 
 void

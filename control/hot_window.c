@@ -84,6 +84,9 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 	uint32_t n = 0, m = 0;
 	char err[256];
 
+	/* Overrides could not be published while a core is stalled. */
+	if (lb_publish_stalled(hw->pub, NULL) > 0)
+		return;
 	memset(hw->vip_total, 0, LB_MAX_VIPS * sizeof(*hw->vip_total));
 	for (unsigned int i = 0; i < hw->pub->n_cores; i++) {
 		uint64_t totals[LB_MAX_VIPS];
@@ -126,8 +129,9 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 
 		if (ns == NULL)
 			fprintf(stderr, "spillwayd: hot keys: %s; overrides not published\n", err);
-		else
-			lb_publish_snapshot(hw->pub, ns);
+		else if (lb_publish_snapshot(hw->pub, ns) != 0)
+			fprintf(stderr, "spillwayd: hot keys: overrides not published (a worker is "
+			                "stalled); the next publication carries them\n");
 	}
 }
 

@@ -2,9 +2,11 @@
 /*
  * Snapshot publication: build the new snapshot completely, store its pointer
  * with release semantics, take an RCU token, and park the old snapshot on a
- * retire list. The periodic timer polls rte_rcu_qsbr_check() without blocking
- * and frees a retired snapshot once every worker has reported a quiescent
- * state since.
+ * bounded retire list. The periodic timer polls rte_rcu_qsbr_check() without
+ * blocking and frees a retired snapshot once every worker has reported a
+ * quiescent state since. Nothing here waits for a worker without a bound: a
+ * core that stops reporting is named stalled and changes are refused until
+ * it reports again.
  *
  * A change is built completely (ids, snapshot), then written to the state file,
  * then published: a failure at any step leaves both the running configuration
@@ -33,6 +35,7 @@ lb_publish_init(struct lb_publisher *pub, const struct lb_control_params *p)
 	pub->qsv = p->qsv;
 	pub->snap = p->snap;
 	pub->cores = p->cores;
+	pub->lcores = p->lcores;
 	pub->n_cores = p->n_cores;
 	pub->hooks = p->hooks;
 	pub->n_hooks = p->n_hooks;
@@ -42,19 +45,161 @@ lb_publish_init(struct lb_publisher *pub, const struct lb_control_params *p)
 }
 
 void
-lb_publish_reclaim(struct lb_publisher *pub, bool wait)
+lb_publish_reclaim(struct lb_publisher *pub)
 {
 	unsigned int j = 0;
 
 	for (unsigned int i = 0; i < pub->n_retire; i++) {
 		struct lb_retired *r = &pub->retire[i];
 
-		if (rte_rcu_qsbr_check(pub->qsv, r->token, wait) == 1)
+		if (rte_rcu_qsbr_check(pub->qsv, r->token, false) == 1)
 			lb_snapshot_free(r->snap);
 		else
 			pub->retire[j++] = *r;
 	}
 	pub->n_retire = j;
+}
+
+/* Whether RCU thread i is online and has not reported since token was taken. */
+static bool
+behind(const struct lb_publisher *pub, unsigned int i, uint64_t token)
+{
+	/* Acquire pairs with the worker's release store in rte_rcu_qsbr_quiescent. */
+	uint64_t c = __atomic_load_n(&pub->qsv->qsbr_cnt[i].cnt, __ATOMIC_ACQUIRE);
+
+	return c != __RTE_QSBR_CNT_THR_OFFLINE && c < token;
+}
+
+unsigned int
+lb_publish_stalled(const struct lb_publisher *pub, bool *stalled)
+{
+	uint64_t now = lb_now_ms();
+	const struct lb_retired *old = pub->n_retire > 0 ? &pub->retire[0] : NULL;
+	const struct lb_retired *probe = pub->probe.since_ms != 0 ? &pub->probe : NULL;
+	unsigned int n = 0;
+
+	if (old != NULL && now - old->since_ms < LB_PUBLISH_STALL_MS)
+		old = NULL;
+	if (probe != NULL && now - probe->since_ms < LB_PUBLISH_STALL_MS)
+		probe = NULL;
+	for (unsigned int i = 0; i < pub->n_cores; i++) {
+		bool s = (old != NULL && behind(pub, i, old->token)) ||
+		         (probe != NULL && behind(pub, i, probe->token));
+
+		if (stalled != NULL)
+			stalled[i] = s;
+		n += s;
+	}
+	return n;
+}
+
+static unsigned int
+lcore_of(const struct lb_publisher *pub, unsigned int i)
+{
+	return pub->lcores != NULL ? pub->lcores[i] : i;
+}
+
+json_t *
+lb_publish_stalled_json(const struct lb_publisher *pub)
+{
+	bool *st = calloc(pub->n_cores > 0 ? pub->n_cores : 1, sizeof(*st));
+	json_t *a = json_array();
+
+	if (st == NULL || a == NULL) {
+		free(st);
+		json_decref(a);
+		return NULL;
+	}
+	lb_publish_stalled(pub, st);
+	for (unsigned int i = 0; i < pub->n_cores; i++)
+		if (st[i])
+			json_array_append_new(a, json_integer(lcore_of(pub, i)));
+	free(st);
+	return a;
+}
+
+/* "lcore 3, lcore 5" into buf: the cores flagged in st, or else those behind token. */
+static void
+name_cores(const struct lb_publisher *pub, const bool *st, uint64_t token, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < pub->n_cores && off < len; i++) {
+		if (st != NULL ? !st[i] : !behind(pub, i, token))
+			continue;
+		int w = snprintf(buf + off, len - off, "%slcore %u", off > 0 ? ", " : "",
+		                 lcore_of(pub, i));
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+int
+lb_publish_ready(struct lb_publisher *pub, char *err, size_t errlen)
+{
+	uint64_t t0 = lb_now_ms();
+	char names[256];
+	bool *st = NULL;
+	unsigned int n;
+
+	lb_publish_reclaim(pub);
+	n = lb_publish_stalled(pub, NULL);
+	/* A slow core gets a short grace; a stalled one none. */
+	while (n == 0 && pub->n_retire == LB_PUBLISH_RETIRE_MAX &&
+	       lb_now_ms() - t0 < LB_PUBLISH_FULL_WAIT_MS) {
+		rte_pause();
+		lb_publish_reclaim(pub);
+		n = lb_publish_stalled(pub, NULL);
+	}
+	if (n == 0 && pub->n_retire < LB_PUBLISH_RETIRE_MAX)
+		return 0;
+	pub->refused++;
+	if (n > 0)
+		st = calloc(pub->n_cores, sizeof(*st));
+	if (st != NULL)
+		lb_publish_stalled(pub, st);
+	name_cores(pub, st, pub->n_retire > 0 ? pub->retire[0].token : pub->probe.token, names,
+	           sizeof(names));
+	free(st);
+	snprintf(err, errlen,
+	         "worker stalled: %s %s not passed a quiescent state; %u replaced snapshot(s) "
+	         "wait for it; changes are refused until it does",
+	         names[0] != '\0' ? names : "a core", n > 1 ? "have" : "has", pub->n_retire);
+	return -EBUSY;
+}
+
+void
+lb_publish_tick(struct lb_publisher *pub)
+{
+	unsigned int n;
+
+	lb_publish_reclaim(pub);
+	if (pub->probe.since_ms != 0 && rte_rcu_qsbr_check(pub->qsv, pub->probe.token, false) == 1)
+		pub->probe.since_ms = 0;
+	if (pub->probe.since_ms == 0 && pub->n_retire == 0 && pub->n_cores > 0) {
+		pub->probe.token = rte_rcu_qsbr_start(pub->qsv);
+		pub->probe.since_ms = lb_now_ms();
+	}
+	n = lb_publish_stalled(pub, NULL);
+	if (n != pub->n_stalled) {
+		json_t *a = lb_publish_stalled_json(pub);
+		char *list = a != NULL ? json_dumps(a, JSON_COMPACT) : NULL;
+
+		if (n > 0)
+			fprintf(stderr,
+			        "spillwayd: worker stalled: lcore(s) %s passed no quiescent state "
+			        "for %u ms; configuration changes are refused\n",
+			        list != NULL ? list : "?", LB_PUBLISH_STALL_MS);
+		else
+			fprintf(stderr, "spillwayd: workers report quiescent states again; "
+			                "configuration changes are accepted\n");
+		free(list);
+		json_decref(a);
+		pub->n_stalled = n;
+	}
 }
 
 static const struct lb_cfg_vip *
@@ -278,6 +423,8 @@ lb_publish_json(const struct lb_publisher *pub)
 	json_object_set_new(o, "timeouts", json_integer((json_int_t)pub->pub_timeouts));
 	json_object_set_new(o, "state_unsynced", json_integer((json_int_t)pub->persist_unsynced));
 	json_object_set_new(o, "build_us", json_real((double)pub->build_ns / 1000.0));
+	json_object_set_new(o, "retired", json_integer(pub->n_retire));
+	json_object_set_new(o, "refused", json_integer((json_int_t)pub->refused));
 	if (n == 0)
 		return o;
 	json_object_set_new(
@@ -355,15 +502,18 @@ run_hooks(struct lb_publisher *pub, bool after, const struct lb_snapshot *next,
 	}
 }
 
-void
+int
 lb_publish_snapshot(struct lb_publisher *pub, struct lb_snapshot *s)
 {
 	struct lb_snapshot *old;
+	char err[16];
 
-	lb_publish_reclaim(pub, false);
-	if (pub->n_retire == LB_PUBLISH_RETIRE_MAX) {
-		/* Workers are slow to pass a quiescent state: wait rather than leak. */
-		lb_publish_reclaim(pub, true);
+	/* Only a caller that skipped lb_publish_ready meets a full list here. */
+	lb_publish_reclaim(pub);
+	if (pub->n_retire == LB_PUBLISH_RETIRE_MAX &&
+	    lb_publish_ready(pub, err, sizeof(err)) != 0) {
+		lb_snapshot_free(s); /* never published: no reader has it */
+		return -EBUSY;
 	}
 	old = *pub->snap;
 	run_hooks(pub, false, s, old);
@@ -373,6 +523,7 @@ lb_publish_snapshot(struct lb_publisher *pub, struct lb_snapshot *s)
 	if (old != NULL) {
 		pub->retire[pub->n_retire].snap = old;
 		pub->retire[pub->n_retire].token = rte_rcu_qsbr_start(pub->qsv);
+		pub->retire[pub->n_retire].since_ms = lb_now_ms();
 		pub->n_retire++;
 	}
 	if (pub->live)
@@ -380,6 +531,7 @@ lb_publish_snapshot(struct lb_publisher *pub, struct lb_snapshot *s)
 	/* old is parked on the retire list: reclaim() frees it no earlier than
 	 * the next publication or tick, so the hooks may still read it. */
 	run_hooks(pub, true, s, old);
+	return 0;
 }
 
 int
@@ -389,6 +541,12 @@ lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save, cha
 	struct lb_snapshot *s;
 	int rc;
 
+	/* Refused before the state file is written: nothing changes. */
+	rc = lb_publish_ready(pub, err, errlen);
+	if (rc != 0) {
+		lb_config_free(cfg);
+		return rc;
+	}
 	/* assign_ids may advance backend generations even if a later step fails:
 	 * harmless, a generation is only required never to repeat. */
 	rc = assign_ids(pub, cfg);
@@ -412,8 +570,8 @@ lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save, cha
 	}
 	lb_config_free(pub->cfg);
 	pub->cfg = cfg;
-	lb_publish_snapshot(pub, s);
-	return 0;
+	/* lb_publish_ready above kept a retire slot free: this publishes. */
+	return lb_publish_snapshot(pub, s);
 }
 
 json_t *

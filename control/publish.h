@@ -20,8 +20,16 @@
 #include "config.h"
 #include "control.h"
 
-#define LB_PUBLISH_RETIRE_MAX 64 /* snapshots waiting for their readers to go */
-#define LB_PUBLISH_SAMPLES 1024  /* publication latencies kept */
+/* Replaced snapshots alive at once, waiting for their readers to go: with the
+ * published one and one being built, at most LB_PUBLISH_RETIRE_MAX + 2
+ * snapshots exist. */
+#define LB_PUBLISH_RETIRE_MAX 8
+#define LB_PUBLISH_SAMPLES 1024 /* publication latencies kept */
+/* A core that has not passed a quiescent state this long after a snapshot
+ * was retired (or a probe taken) is stalled: changes are refused meanwhile. */
+#define LB_PUBLISH_STALL_MS 200
+/* With every retire slot taken, how long a change waits for one to free. */
+#define LB_PUBLISH_FULL_WAIT_MS 50
 
 struct lb_hotkey;
 
@@ -29,6 +37,7 @@ struct lb_hotkey;
 struct lb_retired {
 	struct lb_snapshot *snap;
 	uint64_t token;
+	uint64_t since_ms; /* when it was retired */
 };
 
 struct lb_publisher {
@@ -36,7 +45,8 @@ struct lb_publisher {
 	struct rte_rcu_qsbr *qsv;
 	struct lb_snapshot **snap; /* the pointer workers read */
 	const struct lb_core_counters *const *cores;
-	unsigned int n_cores;
+	const unsigned int *lcores; /* core i's lcore, or NULL: core i is named i */
+	unsigned int n_cores;       /* core i is RCU thread i */
 	const struct lb_publish_hook *hooks;
 	unsigned int n_hooks;
 	uint64_t *hook_fail;    /* per hook: failed calls (NULL: not counted) */
@@ -58,8 +68,13 @@ struct lb_publisher {
 	uint64_t pub_timeouts;
 	uint64_t persist_unsynced; /* state file written, directory fsync failed */
 	uint64_t build_ns;
-	struct lb_retired retire[LB_PUBLISH_RETIRE_MAX];
+	struct lb_retired retire[LB_PUBLISH_RETIRE_MAX]; /* oldest first */
 	unsigned int n_retire;
+	/* A token taken on the tick while nothing is retired, so a core that
+	 * stops reporting is found without a publication. */
+	struct lb_retired probe; /* .snap unused; since_ms 0: none pending */
+	unsigned int n_stalled;  /* at the last tick (logged when it changes) */
+	uint64_t refused;        /* changes refused while a core was stalled */
 	/* Hooks with a drain step: routes withdrawn since drained_ms. */
 	bool drained;
 	uint64_t drained_ms;
@@ -82,19 +97,53 @@ struct lb_snapshot *lb_publish_build(struct lb_publisher *pub, const struct lb_c
                                      char *err, size_t errlen);
 
 /**
- * Publish a built snapshot: the hooks' before steps, the pointer swap, the
- * old snapshot retired through RCU, the wait for the workers (when live),
- * the hooks' after steps. Hook failures are logged and counted.
+ * Whether a change may be published now: frees what it can of the retired
+ * snapshots; with every retire slot still taken, waits up to
+ * LB_PUBLISH_FULL_WAIT_MS for one to free. Never waits longer.
+ *
+ * @return 0, or -EBUSY with the cores that hold it up named in err (by
+ *   lcore): a core is stalled (lb_publish_stalled), or every retire slot is
+ *   taken. The refusal is counted.
  */
-void lb_publish_snapshot(struct lb_publisher *pub, struct lb_snapshot *s);
+int lb_publish_ready(struct lb_publisher *pub, char *err, size_t errlen);
 
 /**
- * Give cfg's VIPs and backends their ids, build its snapshot, write it to
- * the state file (if save and there is one), adopt it as the running
- * configuration and publish it. Takes ownership of cfg in every case.
+ * Which cores are stalled: stalled[i] (n_cores entries, may be NULL) is set
+ * for a core that has not passed a quiescent state for LB_PUBLISH_STALL_MS
+ * since a snapshot it could read was retired, or since the tick's probe.
  *
- * @return 0, or -errno with a reason in err, nothing changed then: -ENOSPC
- *   no backend id left, -ENOMEM, or the state file write's -errno.
+ * @return how many cores are stalled.
+ */
+unsigned int lb_publish_stalled(const struct lb_publisher *pub, bool *stalled);
+
+/**
+ * Periodic work (the control timer): free the retired snapshots no worker can
+ * still read, take or check the probe token, and log when cores become
+ * stalled or recover.
+ */
+void lb_publish_tick(struct lb_publisher *pub);
+
+/**
+ * Publish a built snapshot: the hooks' before steps, the pointer swap, the
+ * old snapshot retired through RCU, the wait for the workers (when live,
+ * bounded), the hooks' after steps. Hook failures are logged and counted.
+ * Never blocks on a stalled worker.
+ *
+ * @return 0, or -EBUSY (s is freed, nothing changed) when lb_publish_ready
+ *   refuses; after a successful lb_publish_ready with no publication in
+ *   between, always 0.
+ */
+int lb_publish_snapshot(struct lb_publisher *pub, struct lb_snapshot *s);
+
+/**
+ * Check that a change may be published (lb_publish_ready), give cfg's VIPs
+ * and backends their ids, build its snapshot, write it to the state file (if
+ * save and there is one), adopt it as the running configuration and publish
+ * it. Takes ownership of cfg in every case.
+ *
+ * @return 0, or -errno with a reason in err, nothing changed then: -EBUSY a
+ *   core is stalled (see lb_publish_ready), -ENOSPC no backend id left,
+ *   -ENOMEM, or the state file write's -errno.
  */
 int lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save, char *err,
                      size_t errlen);
@@ -110,13 +159,20 @@ int lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save,
 int lb_publish_persist(struct lb_publisher *pub, const struct lb_config *cfg, char *err,
                        size_t errlen);
 
-/** Free the retired snapshots no worker can still read; wait: until all can be freed. */
-void lb_publish_reclaim(struct lb_publisher *pub, bool wait);
+/** Free the retired snapshots no worker can still read (never waits). */
+void lb_publish_reclaim(struct lb_publisher *pub);
+
+/** [lcore, ...] of the stalled cores (lb_publish_stalled). */
+json_t *lb_publish_stalled_json(const struct lb_publisher *pub);
 
 /** Drain (on) or undrain every hook with a drain step; failures are logged and counted. */
 void lb_publish_drain(struct lb_publisher *pub, bool on);
 
-/** {"samples", "last_us", "p50_us", "p99_us", "max_us", "timeouts", "build_us"} */
+/**
+ * {"samples", "last_us", "p50_us", "p99_us", "max_us", "timeouts", "build_us",
+ *  "retired", "refused"}: retired snapshots alive, changes refused while a
+ * core was stalled.
+ */
 json_t *lb_publish_json(const struct lb_publisher *pub);
 
 /** {name: the hook's stats plus its failed calls as "failures"} for every hook. */

@@ -10,6 +10,7 @@
  * echoed by rpc_id.c.
  */
 #include <stdbool.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +169,8 @@ run_calls(const struct lb_rpc_ops *ops, struct call *calls, size_t n, const json
 	rc = ops->apply(ops->arg, t.work, err, sizeof(err));
 	if (rc != 0)
 		for (size_t j = 0; j < n; j++)
-			override(&calls[j].out, LB_RPC_ERR_INTERNAL,
+			override(&calls[j].out,
+			         rc == -EBUSY ? LB_RPC_ERR_STALLED : LB_RPC_ERR_INTERNAL,
 			         err[0] ? err : "cannot apply the configuration");
 }
 

@@ -27,6 +27,7 @@
 #define LB_RPC_ERR_EXISTS (-32002)
 #define LB_RPC_ERR_LIMIT (-32003)
 #define LB_RPC_ERR_ABORTED (-32010)
+#define LB_RPC_ERR_STALLED (-32020) /* a worker is stalled: changes refused (apply -EBUSY) */
 
 #define LB_RPC_MAX_BATCH 1024
 
@@ -38,7 +39,8 @@ struct lb_rpc_ops {
 	/**
 	 * Make next the running configuration: persist it, build and publish its
 	 * snapshot. Takes ownership of next in every case. 0, or -errno with a
-	 * message in err (then nothing changed).
+	 * message in err (then nothing changed); -EBUSY: a worker is stalled
+	 * (answered with LB_RPC_ERR_STALLED).
 	 */
 	int (*apply)(void *arg, struct lb_config *next, char *err, size_t errlen);
 	/** The stats document (caller owns the reference). */
@@ -66,7 +68,8 @@ struct lb_rpc_ops {
 	 * Pin (r replicas, 0 = from the share) or unpin the override of one key of
 	 * a VIP; key is a flow key whose fields the VIP's key mode uses (src; plus
 	 * dport for src_ip_dport; plus dst, sport, dport, proto for 5tuple).
-	 * 0, -ENOENT (no such VIP / override to unpin), -ENOSPC, or -errno.
+	 * 0, -ENOENT (no such VIP / override to unpin), -ENOSPC, -EBUSY (a worker
+	 * is stalled), or -errno.
 	 */
 	int (*hot_pin)(void *arg, uint16_t vip_id, const struct lb_flow_key *key, uint16_t r,
 	               bool pin, char *err, size_t errlen);

@@ -304,6 +304,9 @@ hot_pin_common(struct lb_rpc_txn *t, const json_t *params, bool pin, struct lb_r
 	if (rc == -EINVAL)
 		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS, "%s",
 		                   err[0] ? err : "invalid key");
+	if (rc == -EBUSY)
+		return lb_rpc_fail(out, LB_RPC_ERR_STALLED, "%s",
+		                   err[0] ? err : "a worker is stalled");
 	return lb_rpc_fail(out, LB_RPC_ERR_INTERNAL, "%s", err[0] ? err : strerror(-rc));
 }
 
