@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../dataplane/worker.h"
 #include "clock.h"
 #include "control.h"
 #include "control_rpc.h"
@@ -43,6 +44,8 @@ struct lb_control {
 	/* On a stop signal with a drain hook, the loop ends at stop_ms (0: no
 	 * stop pending). */
 	uint64_t stop_ms;
+	/* Test mode only: SPILLWAY_TEST_STALL_FILE (NULL: off). */
+	const char *stall_file;
 };
 
 int
@@ -64,6 +67,13 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	}
 	c->p = *p;
 	c->sigfd = c->timerfd = -1;
+	c->stall_file = getenv("SPILLWAY_TEST_STALL_FILE");
+	if (c->stall_file != NULL && c->stall_file[0] == '\0')
+		c->stall_file = NULL;
+	if (c->stall_file != NULL)
+		fprintf(stderr,
+		        "spillwayd: TEST MODE: SPILLWAY_TEST_STALL_FILE=%s stalls workers\n",
+		        c->stall_file);
 	lb_publish_init(&c->pub, p);
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
 	    lb_hot_window_init(&c->hw, &c->pub, c->p.sketches, c->p.window, cfg, err, errlen) !=
@@ -194,6 +204,24 @@ reload(struct lb_control *c)
 		        c->p.state_path != NULL ? " and saved" : "");
 }
 
+/*
+ * Test mode: while the stall file exists, the worker whose index it holds
+ * (0 if it holds none) reports no quiescent state; without it, none is held.
+ */
+static void
+test_stall_tick(const struct lb_control *c)
+{
+	FILE *f = fopen(c->stall_file, "r");
+	unsigned int w = 0;
+
+	if (f != NULL && fscanf(f, "%u", &w) != 1)
+		w = 0;
+	for (unsigned int i = 0; i < c->p.n_cores && i < RTE_MAX_LCORE; i++)
+		lb_worker_test_stall[i] = f != NULL && i == w;
+	if (f != NULL)
+		fclose(f);
+}
+
 static int
 on_tick(struct lb_control *c)
 {
@@ -201,6 +229,8 @@ on_tick(struct lb_control *c)
 
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
 		return 0;
+	if (c->stall_file != NULL)
+		test_stall_tick(c);
 	lb_publish_tick(&c->pub);
 	if (c->hw.hot != NULL)
 		lb_hot_window_tick(&c->hw);

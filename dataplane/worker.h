@@ -36,6 +36,13 @@ struct lb_worker_ctx {
 	const volatile uint64_t *window;
 } __attribute__((aligned(64)));
 
+/*
+ * Test-only (SPILLWAY_TEST_STALL_FILE, docs/testing.md): while entry rcu_id is
+ * set, that worker keeps forwarding but reports no quiescent state, as a
+ * stalled worker would. Set only by the control thread in that test mode.
+ */
+extern volatile bool lb_worker_test_stall[RTE_MAX_LCORE];
+
 /** lcore entry point; arg is a struct lb_worker_ctx. Returns when *stop is set. */
 int lb_worker_main(void *arg);
 
