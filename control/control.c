@@ -181,11 +181,48 @@ total_rx(const struct lb_control *c)
 	return n;
 }
 
+/*
+ * The first setting next changes that only a restart applies, as
+ * "field: running -> new (reason)" in buf; false if there is none. The
+ * workers sized their flow tables and took their idle timeouts at start-up,
+ * and have hot-key sketches only if hot keys were on then.
+ */
+static bool
+restart_only(const struct lb_control *c, const struct lb_config *next, char *buf, size_t len)
+{
+	const struct lb_config *run = c->pub.cfg;
+	static const char why[] = "the workers took it at start-up";
+
+	if (next->flows.capacity != run->flows.capacity)
+		snprintf(buf, len, "flows.capacity: %u -> %u (%s)", run->flows.capacity,
+		         next->flows.capacity, why);
+	else if (next->flows.tcp_idle_ms != run->flows.tcp_idle_ms)
+		snprintf(buf, len, "flows.tcp_idle_ms: %u -> %u (%s)", run->flows.tcp_idle_ms,
+		         next->flows.tcp_idle_ms, why);
+	else if (next->flows.udp_idle_ms != run->flows.udp_idle_ms)
+		snprintf(buf, len, "flows.udp_idle_ms: %u -> %u (%s)", run->flows.udp_idle_ms,
+		         next->flows.udp_idle_ms, why);
+	else if (next->hot.enabled && c->hw.hot == NULL && c->hw.prev == NULL)
+		snprintf(buf, len,
+		         "hot.enabled: false -> true (the workers were started without hot-key "
+		         "sketches)");
+	else
+		return false;
+	return true;
+}
+
+/*
+ * SIGHUP: reload --config. A file that changes a restart-only setting is
+ * refused as a whole; hot.enabled turns the controller off or on, the other
+ * hot.* settings reach the running controller; the rest is published.
+ */
 static void
 reload(struct lb_control *c)
 {
 	char err[512];
 	struct lb_config *cfg;
+	bool was_on = c->hw.hot != NULL, on;
+	int rc;
 
 	if (c->p.config_path == NULL) {
 		fprintf(stderr, "spillwayd: SIGHUP: no --config to reload; ignored\n");
@@ -196,12 +233,44 @@ reload(struct lb_control *c)
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
 		return;
 	}
-	if (lb_control_apply(c, cfg, err, sizeof(err)) != 0)
+	if (restart_only(c, cfg, err, sizeof(err))) {
+		fprintf(stderr,
+		        "spillwayd: SIGHUP: %s needs a restart; reload refused, keeping the "
+		        "running "
+		        "configuration\n",
+		        err);
+		lb_config_free(cfg);
+		return;
+	}
+	on = cfg->hot.enabled;
+	if (!was_on && on && lb_hot_window_enable(&c->hw, cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
-	else
-		fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s\n",
-		        (unsigned long long)c->pub.generation,
-		        c->p.state_path != NULL ? " and saved" : "");
+		lb_config_free(cfg);
+		return;
+	}
+	if (was_on && !on)
+		c->pub.hot = NULL; /* built without overrides */
+	rc = lb_control_apply(c, cfg, err, sizeof(err));
+	if (rc != 0) {
+		if (was_on && !on)
+			c->pub.hot = c->hw.hot;
+		else if (!was_on && on)
+			lb_hot_window_disable(&c->hw);
+		fprintf(stderr, "spillwayd: SIGHUP: %s; keeping the running configuration\n", err);
+		return;
+	}
+	if (was_on && !on)
+		lb_hot_window_disable(&c->hw);
+	else if (was_on && lb_hot_window_configure(&c->hw, c->pub.cfg) != 0)
+		fprintf(stderr, "spillwayd: SIGHUP: hot keys: parameters refused by the "
+		                "controller; it keeps its own\n");
+	if (was_on != on)
+		lb_control_rpc_init(&c->rpc, c, &c->pub, on ? &c->hw : NULL, &c->stop_ms);
+	fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s%s\n",
+	        (unsigned long long)c->pub.generation, c->p.state_path != NULL ? " and saved" : "",
+	        was_on == on ? ""
+	        : on         ? "; hot keys on"
+	                     : "; hot keys off");
 }
 
 /*

@@ -27,19 +27,27 @@ lb_hot_window_fini(struct lb_hot_window *hw)
 	free(hw->merged);
 }
 
-int
-lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
-                   struct lb_sketch *const *sketches, volatile uint64_t *open,
-                   const struct lb_config *cfg, char *err, size_t errlen)
+/* The controller's parameters as a configuration gives them. */
+static void
+params_of(const struct lb_config *cfg, struct lb_hot_params *hp)
 {
-	struct lb_hot_params hp = {
+	*hp = (struct lb_hot_params){
 	        .threshold = cfg->hot.threshold,
 	        .threshold_low = cfg->hot.threshold / 2,
 	        .demote_windows = 5,
 	        .epsilon = cfg->hot.epsilon,
 	        .ewma_alpha = 0.5,
 	};
+}
 
+int
+lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
+                   struct lb_sketch *const *sketches, volatile uint64_t *open,
+                   const struct lb_config *cfg, char *err, size_t errlen)
+{
+	struct lb_hot_params hp;
+
+	params_of(cfg, &hp);
 	hw->pub = pub;
 	hw->sketches = sketches;
 	hw->open = open;
@@ -60,6 +68,70 @@ lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
 	hw->window_ms = cfg->hot.window_ms;
 	pub->hot = hw->hot;
 	return 0;
+}
+
+void
+lb_hot_window_disable(struct lb_hot_window *hw)
+{
+	if (hw->hot == NULL)
+		return;
+	lb_hotkey_free(hw->hot);
+	hw->hot = NULL;
+	hw->pub->hot = NULL;
+	hw->pending = 0;
+}
+
+int
+lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char *err,
+                     size_t errlen)
+{
+	struct lb_hot_params hp;
+
+	if (hw->hot != NULL)
+		return 0;
+	if (hw->prev == NULL) {
+		snprintf(err, errlen, "hot keys: the workers have no sketches");
+		return -ENOTSUP;
+	}
+	params_of(cfg, &hp);
+	hw->hot = lb_hotkey_create(&hp);
+	if (hw->hot == NULL) {
+		snprintf(err, errlen, "hot keys: cannot create the controller: out of memory");
+		return -ENOMEM;
+	}
+	/* Loads count from now: the window open while off is not read. */
+	for (uint32_t id = 0; id < LB_MAX_BACKENDS; id++) {
+		uint64_t cur = 0;
+
+		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
+			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
+			                       __ATOMIC_RELAXED);
+		hw->prev[id] = cur;
+	}
+	hw->pending = 0;
+	hw->next_ms = 0;
+	hw->skip = true;
+	hw->window_ms = cfg->hot.window_ms;
+	hw->pub->hot = hw->hot;
+	return 0;
+}
+
+int
+lb_hot_window_configure(struct lb_hot_window *hw, const struct lb_config *cfg)
+{
+	struct lb_hot_params hp, cur;
+	int rc;
+
+	if (hw->hot == NULL)
+		return 0;
+	lb_hotkey_get_params(hw->hot, &cur);
+	params_of(cfg, &hp);
+	hp.demote_windows = cur.demote_windows;
+	hp.ewma_alpha = cur.ewma_alpha;
+	rc = lb_hotkey_set_params(hw->hot, &hp);
+	if (rc == 0)
+		hw->window_ms = cfg->hot.window_ms;
+	return rc;
 }
 
 static int
@@ -150,6 +222,7 @@ lb_hot_window_tick(struct lb_hot_window *hw)
 	hw->window++;
 	/* Release: pairs with the workers' acquire load in lb_sketch_poll. */
 	__atomic_store_n(hw->open, hw->window, __ATOMIC_RELEASE);
-	if (hw->window > 1)
+	if (hw->window > 1 && !hw->skip)
 		hw->pending = hw->window - 1;
+	hw->skip = false;
 }

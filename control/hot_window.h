@@ -8,6 +8,7 @@
 #ifndef LB_HOT_WINDOW_H
 #define LB_HOT_WINDOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ struct lb_hot_window {
 	uint64_t next_ms;
 	uint32_t window_ms;
 	uint64_t missed; /* core-windows lost: a core reopened before we read */
+	bool skip;       /* the window closed next is not read (it ran while off) */
 	/* Each backend's cumulative packets at the last window, its packets over
 	 * the window, each VIP's packets over the window; the candidates read
 	 * and merged. */
@@ -57,6 +59,31 @@ int lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
  * window when it is due.
  */
 void lb_hot_window_tick(struct lb_hot_window *hw);
+
+/**
+ * Hot keys off at run time: the controller and its overrides are dropped,
+ * no window is opened or read; pub builds without overrides from now on.
+ * The buffers stay for lb_hot_window_enable.
+ */
+void lb_hot_window_disable(struct lb_hot_window *hw);
+
+/**
+ * Hot keys on again after lb_hot_window_disable, with cfg's parameters: a new
+ * controller, loads counted from now, the window open meanwhile not read.
+ *
+ * @return 0 (also if already on), -ENOTSUP if hw was never initialised (the
+ *   workers have no sketches), -ENOMEM; a reason in err.
+ */
+int lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char *err,
+                         size_t errlen);
+
+/**
+ * cfg's hot.threshold (demotion at half of it), hot.epsilon and hot.window_ms
+ * for the running controller (nothing when off).
+ *
+ * @return 0, or lb_hotkey_set_params's -EINVAL.
+ */
+int lb_hot_window_configure(struct lb_hot_window *hw, const struct lb_config *cfg);
 
 /** Free the controller and the buffers (hw zeroed or initialised). */
 void lb_hot_window_fini(struct lb_hot_window *hw);

@@ -459,4 +459,85 @@ RC=$?
 set -e
 [[ $RC -eq 0 ]] || fail "stalled daemon: exit $RC after SIGTERM, want 0"
 
+# --- 5: SIGHUP applies what it can and refuses restart-only settings ---------------
+echo "== SIGHUP: restart-only fields refused and named, hot.enabled applied"
+cat >"$WORK/hup.json" <<'EOF2'
+{"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
+ "maglev": {"table_size": 251},
+ "flows": {"capacity": 4096},
+ "vips": [{"address": "192.0.2.10", "port": 80, "protocol": "tcp",
+           "backends": [{"address": "10.1.0.1"}, {"address": "10.1.0.2"}]}]}
+EOF2
+start hup --config "$WORK/hup.json" --state "$WORK/hup-state.json" --control "$SOCK"
+wait_socket "$SOCK" "$PID" || { cat "$WORK/hup.stderr" >&2; fail "hup daemon did not come up"; }
+"$PY" - "$SOCK" "$PID" "$WORK" "$(dirname "$0")" <<'EOF2'
+import json, os, signal, sys, time
+sys.path.insert(0, sys.argv[4])
+import spwrpc
+
+path, pid, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cfgfile, state, log = work + "/hup.json", work + "/hup-state.json", work + "/hup.stderr"
+base = json.load(open(cfgfile))
+c = spwrpc.Client(path, timeout=10.0)
+
+
+def wait_for(pred, what, bound=15.0):
+    end = time.monotonic() + bound
+    while not pred():
+        assert time.monotonic() < end, "timed out waiting for " + what
+        time.sleep(0.05)
+
+
+def hup(doc):
+    with open(cfgfile + ".tmp", "w") as f:
+        json.dump(doc, f)
+    os.rename(cfgfile + ".tmp", cfgfile)
+    n = open(log).read().count("SIGHUP")
+    os.kill(pid, signal.SIGHUP)
+    wait_for(lambda: open(log).read().count("SIGHUP") > n, "the SIGHUP log line")
+    return open(log).read().splitlines()[-1]
+
+
+# Restart-only settings, each alone and with a VIP change beside them: the
+# reload is refused as a whole, the line names the field, nothing changes.
+for field, change in (("flows.capacity", ("flows", "capacity", 8192)),
+                      ("flows.tcp_idle_ms", ("flows", "tcp_idle_ms", 1000)),
+                      ("flows.udp_idle_ms", ("flows", "udp_idle_ms", 1000))):
+    before = open(state, "rb").read()
+    doc = json.loads(json.dumps(base))
+    doc.setdefault(change[0], {})[change[1]] = change[2]
+    doc["vips"][0]["address"] = "192.0.2.11"
+    line = hup(doc)
+    assert field in line and "restart" in line, line
+    got = c.call("config_get")
+    assert got["flows"]["capacity"] == 4096, got["flows"]
+    assert got[change[0]][change[1]] != change[2], got[change[0]]
+    assert got["vips"][0]["address"] == "192.0.2.10", got["vips"]
+    assert open(state, "rb").read() == before, "the state file changed on a refused reload"
+
+# hot.enabled false: the controller stops; true again: it runs again.
+assert "window" in c.call("hot_list")
+doc = json.loads(json.dumps(base))
+doc["hot"] = {"enabled": False}
+line = hup(doc)
+assert "reloaded" in line, line
+assert c.call("config_get")["hot"]["enabled"] is False
+assert json.load(open(state))["hot"]["enabled"] is False
+try:
+    c.call("hot_list")
+    raise AssertionError("hot_list answered with hot.enabled false")
+except spwrpc.RpcError as e:
+    assert e.code == -32603 and "disabled" in e.message, e
+assert "hot" not in c.call("stats"), "hot windows still counted"
+doc["hot"] = {"enabled": True}
+line = hup(doc)
+assert "reloaded" in line, line
+assert c.call("config_get")["hot"]["enabled"] is True
+w0 = c.call("hot_list")["window"]
+wait_for(lambda: c.call("hot_list")["window"] > w0, "hot windows to advance again")
+c.close()
+EOF2
+stop "$PID"
+[[ $RC -eq 0 ]] || fail "hup daemon: exit $RC"
+
 echo "control socket test: PASS"
