@@ -164,10 +164,11 @@ test_publish_never_blocks_on_a_silent_core(void **state)
  * alarm), the healthy core reporting all along as a running worker does.
  */
 static void
-wait_stalled(bool *st)
+wait_stalled(bool *st, bool healthy_online)
 {
 	while (lb_publish_stalled(&pub, st) == 0) {
-		rte_rcu_qsbr_quiescent(qsv, HEALTHY);
+		if (healthy_online)
+			rte_rcu_qsbr_quiescent(qsv, HEALTHY);
 		lb_publish_tick(&pub);
 		usleep(10000);
 	}
@@ -190,7 +191,7 @@ test_publish_names_the_stalled_core_and_recovers(void **state)
 		assert_int_equal(lb_publish_apply(&pub, change(2 + k), false, err, sizeof(err)), 0);
 		rte_rcu_qsbr_quiescent(qsv, HEALTHY);
 	}
-	wait_stalled(st);
+	wait_stalled(st, true);
 	assert_true(st[STALLED]);
 	assert_false(st[HEALTHY]);
 	assert_int_equal(lb_publish_apply(&pub, change(9), false, err, sizeof(err)), -EBUSY);
@@ -219,7 +220,7 @@ test_publish_probe_finds_a_stall_without_changes(void **state)
 	rte_rcu_qsbr_quiescent(qsv, STALLED); /* the initial publication's snapshot is not held */
 	rte_rcu_qsbr_quiescent(qsv, HEALTHY);
 	lb_publish_tick(&pub);
-	wait_stalled(st);
+	wait_stalled(st, true);
 	assert_true(st[STALLED]);
 	assert_false(st[HEALTHY]);
 	assert_int_equal(lb_publish_apply(&pub, change(5), false, err, sizeof(err)), -EBUSY);
@@ -230,20 +231,33 @@ test_publish_probe_finds_a_stall_without_changes(void **state)
 	alarm(0);
 }
 
-/* An offline core (a worker that stopped) is never stalled. */
+/*
+ * An offline core (a worker that stopped) is never stalled, neither while
+ * alone nor beside a stalled one: only the silent online core is named.
+ */
 static void
 test_publish_offline_core_is_not_stalled(void **state)
 {
+	bool st[N_CORES];
 	char err[512];
 
 	(void)state;
 	alarm(GUARD_S);
-	rte_rcu_qsbr_thread_offline(qsv, STALLED);
+	rte_rcu_qsbr_thread_offline(qsv, HEALTHY);
+	rte_rcu_qsbr_quiescent(qsv, STALLED);
 	for (uint32_t k = 0; k < 3 * DOC_RETIRED_MAX; k++) {
 		assert_int_equal(lb_publish_apply(&pub, change(2 + k), false, err, sizeof(err)), 0);
-		rte_rcu_qsbr_quiescent(qsv, HEALTHY);
+		rte_rcu_qsbr_quiescent(qsv, STALLED);
 	}
 	assert_int_equal(lb_publish_stalled(&pub, NULL), 0);
+	assert_int_equal(lb_publish_apply(&pub, change(99), false, err, sizeof(err)), 0);
+	/* Now the online core goes silent while holding the last snapshot. */
+	wait_stalled(st, false);
+	assert_true(st[STALLED]);
+	assert_false(st[HEALTHY]);
+	assert_int_equal(lb_publish_apply(&pub, change(5), false, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "lcore 7"));
+	assert_null(strstr(err, "lcore 9"));
 	alarm(0);
 }
 
