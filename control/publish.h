@@ -27,7 +27,7 @@
 #define LB_PUBLISH_SAMPLES 1024 /* publication latencies kept */
 /* A core that has not passed a quiescent state this long after a snapshot
  * was retired (or a probe taken) is stalled: changes are refused meanwhile. */
-#define LB_PUBLISH_STALL_MS 200
+#define LB_PUBLISH_STALL_MS 1000
 /* With every retire slot taken, how long a change waits for one to free. */
 #define LB_PUBLISH_FULL_WAIT_MS 50
 
