@@ -7,62 +7,69 @@
  * place (BGP sessions stay up; the peers get the withdrawals and
  * announcements as UPDATEs).
  *
- * Every exchange with BIRD is bounded by a deadline (non-blocking socket,
- * poll), so the control thread never waits longer than the timeout. A failed
- * write or reload is counted, reported by the hook, and retried from the tick
- * with a backoff until the file and BIRD agree with the wanted set again.
- *
- * BIRD's control protocol (doc/reply_codes in BIRD's sources): each reply line
- * is a 4-digit code followed by '-' (more lines follow) or ' ' (last line), or
- * starts with ' ' (continuation of the previous code) or '+' (spontaneous
- * output). 0001 is the welcome; "configure" answers 0002- (reading the
- * file), then 0003 Reconfigured, 0004 Reconfiguration in progress, 0005
- * queued, 0006 ignored (shutting down), or an 8xxx/9xxx error such as
- * "8002 FILE:LINE:COL message" for a configuration BIRD rejects.
+ * The hook writes the file (atomically) and returns; the exchange with BIRD
+ * (bird_ctl.c) runs on the control thread's event loop and tick, never
+ * blocking them. Each file generation BIRD has not confirmed yet gets one
+ * exchange, bounded by the timeout; a failed one is counted and retried with
+ * a backoff; changes made while an exchange is under way are sent in the
+ * next one as soon as it ends.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bird.h"
+#include "bird_ctl.h"
 #include "clock.h"
+#include "loop.h"
 #include "persist.h"
 
-#define RETRY_MIN_MS 100u
-#define RETRY_MAX_MS 5000u
-#define LINE_MAX_LEN 1024 /* longer reply lines are cut (only their code matters) */
 #define ERR_LEN 256
+
+enum last_result { RES_NONE, RES_OK, RES_REFUSED, RES_TIMEOUT, RES_ERROR };
 
 struct lb_bird {
 	char *include_path;
 	char *socket_path;
 	uint32_t timeout_ms;
+	uint64_t (*now_ms)(void);
 	bool drained;
-	/* What the include file holds (file_valid: known, i.e. written by us). */
+	/* What the include file holds (file_valid: known, i.e. written by us),
+	 * its generation (one per write) and the one BIRD confirmed loading. */
 	struct lb_bird_prefix *file;
 	uint32_t n_file;
 	bool file_valid;
-	bool bird_ok; /* BIRD has loaded the file as it is now */
+	uint64_t file_gen, bird_gen;
 	struct lb_bird_prefix *scratch;
-	/* Retry of a failed write or reload (0: nothing pending). */
+	/* The exchange under way (ctl.fd >= 0), for file generation sent_gen;
+	 * registered with loop (if any) for reg_events. */
+	struct lb_bird_ctl ctl;
+	uint64_t sent_gen;
+	struct lb_loop *loop;
+	int reg_fd;
+	uint32_t reg_events; /* 0: not registered */
+	/* Retry of a failed write or exchange (0: nothing scheduled). */
 	uint64_t retry_at_ms;
 	uint32_t retry_ms;
 	/* Drain request -> BIRD confirmed the withdrawal, for stats. */
 	uint64_t drain_req_ms;
 	bool drain_pending;
 	int64_t last_withdraw_ms;
-	uint64_t writes, reloads, failures;
+	uint64_t writes, attempts, reloads, failures, timeouts;
+	enum last_result last_result;
 	char last_error[ERR_LEN];
 };
+
+static uint64_t
+now(const struct lb_bird *b)
+{
+	return b->now_ms != NULL ? b->now_ms() : lb_now_ms();
+}
 
 /* ---- the prefix set ---- */
 
@@ -184,229 +191,181 @@ write_file(struct lb_bird *b, const struct lb_bird_prefix *p, uint32_t n, char *
 
 /* ---- BIRD's control socket ---- */
 
-struct reader {
-	int fd;
-	uint64_t deadline;
-	char buf[LINE_MAX_LEN + 1];
-	size_t len;
-	bool overflow; /* the current line was cut: skip to its end */
-};
-
-static int
-wait_fd(int fd, short events, uint64_t deadline)
-{
-	for (;;) {
-		uint64_t now = lb_now_ms();
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int n;
-
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (int)(deadline - now));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n > 0)
-			return 0;
-	}
-}
-
-/* The next line (without '\n') in r->buf, NUL-terminated; -errno on timeout/EOF. */
-static int
-read_line(struct reader *r, char *line, size_t linelen)
-{
-	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
-
-		if (nl != NULL) {
-			size_t n = (size_t)(nl - r->buf);
-			bool skip = r->overflow;
-
-			snprintf(line, linelen, "%.*s", (int)n, r->buf);
-			memmove(r->buf, nl + 1, r->len - n - 1);
-			r->len -= n + 1;
-			r->overflow = false;
-			if (!skip)
-				return 0;
-			continue;
-		}
-		if (r->len == LINE_MAX_LEN) {
-			/* Keep the start (the code), drop the rest of the line. */
-			if (!r->overflow) {
-				snprintf(line, linelen, "%.*s", (int)r->len, r->buf);
-				r->overflow = true;
-				r->len = 0;
-				return 0;
-			}
-			r->len = 0;
-		}
-		int rc = wait_fd(r->fd, POLLIN, r->deadline);
-		ssize_t got;
-
-		if (rc != 0)
-			return rc;
-		got = read(r->fd, r->buf + r->len, LINE_MAX_LEN - r->len);
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			return -ECONNRESET;
-		r->len += (size_t)got;
-	}
-}
-
-/* A reply's final line: "dddd text"; a code line "dddd-..." is not final. */
-static int
-line_code(const char *line, bool *final)
-{
-	int code = 0;
-
-	for (int i = 0; i < 4; i++) {
-		if (line[i] < '0' || line[i] > '9')
-			return -1;
-		code = code * 10 + (line[i] - '0');
-	}
-	if (line[4] != ' ' && line[4] != '-' && line[4] != '\0')
-		return -1;
-	*final = line[4] != '-';
-	return code;
-}
-
-/* Read one whole reply; its final code, with its text (or the first error's) in msg. */
-static int
-read_reply(struct reader *r, char *msg, size_t msglen, const char *path)
-{
-	char line[LINE_MAX_LEN + 1];
-	bool have_err = false;
-
-	for (;;) {
-		bool final = false;
-		int rc = read_line(r, line, sizeof(line)), code;
-
-		if (rc == -ETIMEDOUT) {
-			snprintf(msg, msglen, "%s: no reply from BIRD in time", path);
-			return rc;
-		}
-		if (rc != 0) {
-			snprintf(msg, msglen, "%s: %s", path,
-			         rc == -ECONNRESET ? "BIRD closed the connection" : strerror(-rc));
-			return rc;
-		}
-		if (line[0] == ' ' || line[0] == '+')
-			continue; /* continuation, spontaneous printout */
-		code = line_code(line, &final);
-		if (code < 0) {
-			snprintf(msg, msglen, "%s: not a BIRD reply: \"%.60s\"", path, line);
-			return -EPROTO;
-		}
-		if (code >= 8000 && !have_err) {
-			snprintf(msg, msglen, "%s", line[4] ? line + 5 : "");
-			have_err = true;
-		}
-		if (final) {
-			if (!have_err)
-				snprintf(msg, msglen, "%s", line[4] ? line + 5 : "");
-			return code;
-		}
-	}
-}
-
 int
 lb_bird_command(const char *socket_path, const char *cmd, uint32_t timeout_ms, char *msg,
                 size_t msglen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct reader *r = NULL;
-	size_t cmdlen = strlen(cmd), sent = 0;
-	char out[256];
-	int fd, rc;
+	struct lb_bird_ctl x;
+	int rc;
 
-	if (strlen(socket_path) >= sizeof(sa.sun_path) || cmdlen + 2 > sizeof(out)) {
-		snprintf(msg, msglen, "%s: path or command too long", socket_path);
-		return -EINVAL;
-	}
-	memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
-	snprintf(out, sizeof(out), "%s\n", cmd);
-	cmdlen++;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(msg, msglen, "%s: socket: %s", socket_path, strerror(errno));
-		return rc;
-	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
-		close(fd);
-		snprintf(msg, msglen, "%s: out of memory", socket_path);
-		return -ENOMEM;
-	}
-	r->fd = fd;
-	r->deadline = lb_now_ms() + timeout_ms;
-	/* A Unix socket connects at once or fails (EAGAIN: BIRD's backlog is full). */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		rc = -errno;
-		snprintf(msg, msglen, "%s: connect: %s", socket_path, strerror(errno));
-		goto out;
-	}
-	rc = read_reply(r, msg, msglen, socket_path);
-	if (rc < 0)
-		goto out;
-	if (rc != 1) {
-		snprintf(msg, msglen, "%s: unexpected welcome (code %04d)", socket_path, rc);
-		rc = -EPROTO;
-		goto out;
-	}
-	while (sent < cmdlen) {
-		ssize_t n = send(fd, out + sent, cmdlen - sent, MSG_NOSIGNAL);
+	lb_bird_ctl_init(&x);
+	rc = lb_bird_ctl_start(&x, socket_path, cmd, lb_now_ms() + timeout_ms);
+	while (rc == 0 || rc == -EINPROGRESS) {
+		uint64_t t = lb_now_ms();
+		struct pollfd p = {.fd = x.fd,
+		                   .events = lb_bird_ctl_events(&x) == LB_LOOP_WRITABLE ? POLLOUT
+		                                                                        : POLLIN};
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			rc = wait_fd(fd, POLLOUT, r->deadline);
-			if (rc != 0) {
-				snprintf(msg, msglen, "%s: BIRD does not read its socket",
-				         socket_path);
-				goto out;
-			}
-			continue;
-		}
-		if (n < 0) {
+		if (t < x.deadline_ms && poll(&p, 1, (int)(x.deadline_ms - t)) < 0 &&
+		    errno != EINTR) {
 			rc = -errno;
-			snprintf(msg, msglen, "%s: send: %s", socket_path, strerror(errno));
-			goto out;
+			snprintf(x.msg, sizeof(x.msg), "%s: poll: %s", socket_path,
+			         strerror(errno));
+			lb_bird_ctl_abort(&x);
+			break;
 		}
-		sent += (size_t)n;
+		rc = lb_bird_ctl_step(&x, lb_now_ms());
 	}
-	rc = read_reply(r, msg, msglen, socket_path);
-out:
-	free(r);
-	close(fd);
+	snprintf(msg, msglen, "%s", x.msg);
 	return rc;
 }
 
-/* Ask BIRD to re-read its configuration; 0 once it accepted the new one. */
-static int
-reload(struct lb_bird *b, char *err, size_t errlen)
-{
-	char msg[ERR_LEN];
-	int code = lb_bird_command(b->socket_path, "configure", b->timeout_ms, msg, sizeof(msg));
+/* ---- the exchange on the loop ---- */
 
+static void on_ready(struct lb_loop *loop, int fd, uint32_t events, void *arg);
+
+/* Keep the loop's registration equal to what the exchange waits for. Called
+ * as soon as an exchange ends, before anything can reuse its descriptor. */
+static void
+update_registration(struct lb_bird *b)
+{
+	uint32_t want = lb_bird_ctl_events(&b->ctl);
+
+	if (b->loop == NULL)
+		return;
+	if (b->reg_events != 0 && (want != b->reg_events || b->ctl.fd != b->reg_fd)) {
+		lb_loop_del(b->loop, b->reg_fd);
+		b->reg_events = 0;
+	}
+	/* Not registered (ENOMEM): the tick still drives the exchange. */
+	if (want != 0 && b->reg_events == 0 &&
+	    lb_loop_add(b->loop, b->ctl.fd, want, on_ready, b) == 0) {
+		b->reg_fd = b->ctl.fd;
+		b->reg_events = want;
+	}
+}
+
+static bool
+in_step(const struct lb_bird *b)
+{
+	return b->file_valid && b->bird_gen == b->file_gen;
+}
+
+/* A failed write or exchange: counted, remembered, retried after the backoff. */
+static void
+note_failure(struct lb_bird *b, enum last_result res, const char *err)
+{
+	b->failures++;
+	b->last_result = res;
+	snprintf(b->last_error, sizeof(b->last_error), "%s", err);
+	b->retry_ms = b->retry_ms == 0
+	                      ? LB_BIRD_RETRY_MIN_MS
+	                      : (b->retry_ms * 2 > LB_BIRD_RETRY_MAX_MS ? LB_BIRD_RETRY_MAX_MS
+	                                                                : b->retry_ms * 2);
+	b->retry_at_ms = now(b) + b->retry_ms;
+}
+
+/* BIRD has loaded the empty set asked for by a drain. */
+static void
+confirm_drain(struct lb_bird *b)
+{
+	if (b->drain_pending && in_step(b) && b->n_file == 0) {
+		b->last_withdraw_ms = (int64_t)(now(b) - b->drain_req_ms);
+		b->drain_pending = false;
+	}
+}
+
+static void start_exchange(struct lb_bird *b);
+
+/* The exchange ended with code (a reply code or -errno). */
+static void
+finish(struct lb_bird *b, int code)
+{
+	char err[ERR_LEN];
+	enum last_result res = RES_ERROR;
+
+	update_registration(b);
 	switch (code) {
 	case 3:  /* Reconfigured */
 	case 4:  /* Reconfiguration in progress */
 	case 5:  /* already in progress: queued, BIRD applies ours next */
 	case 17: /* in progress, queued config replaced by ours */
-		return 0;
+		if (b->retry_ms != 0)
+			fprintf(stderr, "spillwayd: bird: in step again (%u prefix(es))\n",
+			        b->n_file);
+		b->reloads++;
+		b->bird_gen = b->sent_gen;
+		b->retry_at_ms = 0;
+		b->retry_ms = 0;
+		b->last_result = RES_OK;
+		confirm_drain(b);
+		if (b->file_valid && !in_step(b))
+			start_exchange(b); /* the file changed meanwhile */
+		return;
 	default:
 		break;
 	}
-	if (code < 0)
-		snprintf(err, errlen, "bird: %s", msg);
+	if (code < 0) {
+		snprintf(err, sizeof(err), "%s", b->ctl.msg);
+		if (code == -ETIMEDOUT) {
+			res = RES_TIMEOUT;
+			b->timeouts++;
+		}
+	} else {
+		snprintf(err, sizeof(err), "configure refused (%04d): %s", code, b->ctl.msg);
+		res = RES_REFUSED;
+	}
+	note_failure(b, res, err);
+	fprintf(stderr, "spillwayd: bird: %s (retry in %u ms)\n", err, b->retry_ms);
+}
+
+/* Go on with the exchange under way as far as the socket allows. */
+static void
+advance(struct lb_bird *b)
+{
+	int rc;
+
+	if (b->ctl.fd < 0)
+		return;
+	rc = lb_bird_ctl_step(&b->ctl, now(b));
+	if (rc == -EINPROGRESS)
+		update_registration(b);
 	else
-		snprintf(err, errlen, "bird: configure refused (%04d): %s", code, msg);
-	return code < 0 ? code : -EIO;
+		finish(b, rc);
+}
+
+static void
+on_ready(struct lb_loop *loop, int fd, uint32_t events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	advance(arg);
+}
+
+/* Ask BIRD to load the file as it is now. */
+static void
+start_exchange(struct lb_bird *b)
+{
+	int rc;
+
+	b->attempts++;
+	b->sent_gen = b->file_gen;
+	rc = lb_bird_ctl_start(&b->ctl, b->socket_path, "configure", now(b) + b->timeout_ms);
+	if (rc != 0)
+		finish(b, rc);
+	else
+		update_registration(b);
+}
+
+/* BIRD lags the file: start an exchange unless one is under way (which sends
+ * the newer file when it ends) or, the file unchanged, a retry is scheduled. */
+static void
+kick(struct lb_bird *b, bool changed)
+{
+	if (in_step(b) || b->ctl.fd >= 0 || (!changed && b->retry_at_ms != 0))
+		return;
+	start_exchange(b);
 }
 
 /* ---- keeping file and BIRD in step ---- */
@@ -417,27 +376,17 @@ same_set(const struct lb_bird_prefix *a, uint32_t na, const struct lb_bird_prefi
 	return na == nc && (na == 0 || memcmp(a, c, na * sizeof(*a)) == 0);
 }
 
-static void
-note_failure(struct lb_bird *b, const char *err)
-{
-	b->failures++;
-	snprintf(b->last_error, sizeof(b->last_error), "%s", err);
-	b->retry_ms = b->retry_ms == 0
-	                      ? RETRY_MIN_MS
-	                      : (b->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : b->retry_ms * 2);
-	b->retry_at_ms = lb_now_ms() + b->retry_ms;
-}
-
-/* Make the file hold want (n) and BIRD load it; a no-op when both are already so. */
+/* Make the file hold want (n), then have BIRD load it, without waiting for BIRD. */
 static int
 sync_to(struct lb_bird *b, const struct lb_bird_prefix *want, uint32_t n, char *err, size_t errlen)
 {
+	bool changed = false;
 	int rc;
 
 	if (!b->file_valid || !same_set(b->file, b->n_file, want, n)) {
 		rc = write_file(b, want, n, err, errlen);
 		if (rc != 0) {
-			note_failure(b, err);
+			note_failure(b, RES_ERROR, err);
 			return rc;
 		}
 		b->writes++;
@@ -445,23 +394,10 @@ sync_to(struct lb_bird *b, const struct lb_bird_prefix *want, uint32_t n, char *
 			memmove(b->file, want, n * sizeof(*want));
 		b->n_file = n;
 		b->file_valid = true;
-		b->bird_ok = false;
+		b->file_gen++;
+		changed = true;
 	}
-	if (b->bird_ok)
-		return 0;
-	rc = reload(b, err, errlen);
-	if (rc != 0) {
-		note_failure(b, err);
-		return rc;
-	}
-	b->reloads++;
-	b->bird_ok = true;
-	b->retry_at_ms = 0;
-	b->retry_ms = 0;
-	if (b->drain_pending && b->n_file == 0) {
-		b->last_withdraw_ms = (int64_t)(lb_now_ms() - b->drain_req_ms);
-		b->drain_pending = false;
-	}
+	kick(b, changed);
 	return 0;
 }
 
@@ -513,7 +449,8 @@ hook_after(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *
 	return sync_to(b, b->scratch, n, err, errlen);
 }
 
-/* Retry a failed write or reload, with backoff. */
+/* The exchange's deadline (and its progress where no loop drives it), and
+ * the retry of a failed write or exchange once its backoff is over. */
 static void
 hook_tick(void *arg, const struct lb_snapshot *live)
 {
@@ -521,13 +458,17 @@ hook_tick(void *arg, const struct lb_snapshot *live)
 	char err[ERR_LEN];
 	uint32_t n;
 
-	if (b->retry_at_ms == 0 || lb_now_ms() < b->retry_at_ms)
+	if (b->ctl.fd >= 0) {
+		advance(b);
 		return;
+	}
+	if (b->retry_at_ms == 0 || now(b) < b->retry_at_ms)
+		return;
+	b->retry_at_ms = 0;
 	n = wanted(b, live);
 	if (sync_to(b, b->scratch, n, err, sizeof(err)) != 0)
-		fprintf(stderr, "spillwayd: bird: retry failed: %s\n", err);
-	else
-		fprintf(stderr, "spillwayd: bird: in step again (%u prefix(es))\n", b->n_file);
+		fprintf(stderr, "spillwayd: bird: retry failed: %s (retry in %u ms)\n", err,
+		        b->retry_ms);
 }
 
 static json_t *
@@ -542,6 +483,18 @@ hook_drain(void *arg, bool on, const struct lb_snapshot *live, char *err, size_t
 	return lb_bird_drain(arg, on, live, err, errlen);
 }
 
+static int
+hook_attach(void *arg, struct lb_loop *loop)
+{
+	return lb_bird_attach(arg, loop);
+}
+
+static bool
+hook_busy(void *arg)
+{
+	return lb_bird_busy(arg);
+}
+
 struct lb_publish_hook
 lb_bird_hook(struct lb_bird *b)
 {
@@ -553,23 +506,45 @@ lb_bird_hook(struct lb_bird *b)
 	        .tick = hook_tick,
 	        .stats = hook_stats,
 	        .drain = hook_drain,
+	        .attach = hook_attach,
+	        .busy = hook_busy,
 	};
+}
+
+int
+lb_bird_attach(struct lb_bird *b, struct lb_loop *loop)
+{
+	if (b->loop != NULL && b->reg_events != 0)
+		lb_loop_del(b->loop, b->reg_fd);
+	b->reg_events = 0;
+	b->loop = loop;
+	update_registration(b);
+	return 0;
+}
+
+bool
+lb_bird_busy(const struct lb_bird *b)
+{
+	return b->ctl.fd >= 0;
 }
 
 int
 lb_bird_drain(struct lb_bird *b, bool on, const struct lb_snapshot *live, char *err, size_t errlen)
 {
 	uint32_t n;
+	int rc;
 
 	if (on && !b->drained) {
-		b->drain_req_ms = lb_now_ms();
+		b->drain_req_ms = now(b);
 		b->drain_pending = true;
 	}
 	b->drained = on;
 	if (!on)
 		b->drain_pending = false;
 	n = wanted(b, live);
-	return sync_to(b, b->scratch, n, err, errlen);
+	rc = sync_to(b, b->scratch, n, err, errlen);
+	confirm_drain(b); /* BIRD had the empty set already */
+	return rc;
 }
 
 bool
@@ -578,28 +553,52 @@ lb_bird_drained(const struct lb_bird *b)
 	return b->drained;
 }
 
+static const char *
+result_name(enum last_result r)
+{
+	static const char *const names[] = {[RES_OK] = "ok",
+	                                    [RES_REFUSED] = "refused",
+	                                    [RES_TIMEOUT] = "timeout",
+	                                    [RES_ERROR] = "error"};
+
+	return r == RES_NONE ? NULL : names[r];
+}
+
 json_t *
 lb_bird_stats(const struct lb_bird *b)
 {
 	json_t *o = json_object(), *list = json_array();
-	bool in_step = b->file_valid && b->bird_ok;
+	bool step = in_step(b);
+	uint64_t t = now(b);
+	const char *res = result_name(b->last_result);
 	char pfx[64];
 
-	for (uint32_t i = 0; in_step && i < b->n_file; i++)
+	for (uint32_t i = 0; step && i < b->n_file; i++)
 		json_array_append_new(list, json_string(prefix_str(&b->file[i], pfx, sizeof(pfx))));
 	json_object_set_new(o, "drained", json_boolean(b->drained));
 	/* What BIRD has loaded from us; while pending, unknown (it may lag the file). */
-	json_object_set_new(o, "announced", json_integer(in_step ? (json_int_t)b->n_file : 0));
+	json_object_set_new(o, "announced", json_integer(step ? (json_int_t)b->n_file : 0));
 	json_object_set_new(o, "prefixes", list);
-	json_object_set_new(o, "pending", json_boolean(b->retry_at_ms != 0));
+	json_object_set_new(o, "pending", json_boolean(!step && (b->file_valid || b->retry_at_ms)));
+	json_object_set_new(o, "in_flight", json_boolean(b->ctl.fd >= 0));
 	json_object_set_new(o, "writes", json_integer((json_int_t)b->writes));
+	json_object_set_new(o, "attempts", json_integer((json_int_t)b->attempts));
 	json_object_set_new(o, "reloads", json_integer((json_int_t)b->reloads));
 	json_object_set_new(o, "errors", json_integer((json_int_t)b->failures));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)b->timeouts));
+	json_object_set_new(o, "last_result", res != NULL ? json_string(res) : json_null());
 	json_object_set_new(o, "last_error",
 	                    b->last_error[0] ? json_string(b->last_error) : json_null());
+	json_object_set_new(o, "backoff_ms", json_integer(b->retry_ms));
+	json_object_set_new(
+	        o, "retry_in_ms",
+	        b->retry_at_ms == 0
+	                ? json_null()
+	                : json_integer(b->retry_at_ms > t ? (json_int_t)(b->retry_at_ms - t) : 0));
 	json_object_set_new(o, "last_withdraw_ms",
 	                    b->last_withdraw_ms >= 0 ? json_integer(b->last_withdraw_ms)
 	                                             : json_null());
+	json_object_set_new(o, "timeout_ms", json_integer(b->timeout_ms));
 	json_object_set_new(o, "include", json_string(b->include_path));
 	json_object_set_new(o, "socket", json_string(b->socket_path));
 	return o;
@@ -619,6 +618,7 @@ lb_bird_create(const struct lb_bird_params *p)
 	b = calloc(1, sizeof(*b));
 	if (b == NULL)
 		return NULL;
+	lb_bird_ctl_init(&b->ctl);
 	b->include_path = strdup(p->include_path);
 	b->socket_path = strdup(p->socket_path);
 	b->file = calloc(LB_MAX_VIPS, sizeof(*b->file));
@@ -630,6 +630,7 @@ lb_bird_create(const struct lb_bird_params *p)
 		return NULL;
 	}
 	b->timeout_ms = p->timeout_ms ? p->timeout_ms : LB_BIRD_TIMEOUT_MS;
+	b->now_ms = p->now_ms;
 	b->last_withdraw_ms = -1;
 	return b;
 }
@@ -639,6 +640,8 @@ lb_bird_free(struct lb_bird *b)
 {
 	if (b == NULL)
 		return;
+	lb_bird_attach(b, NULL);
+	lb_bird_ctl_abort(&b->ctl);
 	free(b->include_path);
 	free(b->socket_path);
 	free(b->file);

@@ -29,6 +29,7 @@
 #include "stats.h"
 
 #define TICK_MS 10
+#define STOP_HOOK_WAIT_MS 10000 /* the stop waits this long at most for busy hooks */
 
 struct lb_control {
 	struct lb_control_params p;
@@ -291,6 +292,31 @@ test_stall_tick(const struct lb_control *c)
 		fclose(f);
 }
 
+/* Whether a hook's exchange (a withdrawal, say) is still under way. */
+static bool
+hooks_busy(const struct lb_control *c)
+{
+	for (unsigned int i = 0; i < c->p.n_hooks; i++)
+		if (c->p.hooks[i].busy != NULL && c->p.hooks[i].busy(c->p.hooks[i].arg))
+			return true;
+	return false;
+}
+
+/* Attach every hook to the loop (or detach them: NULL). */
+static int
+hooks_attach(struct lb_control *c, struct lb_loop *loop)
+{
+	for (unsigned int i = 0; i < c->p.n_hooks; i++) {
+		int rc = c->p.hooks[i].attach != NULL
+		                 ? c->p.hooks[i].attach(c->p.hooks[i].arg, loop)
+		                 : 0;
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 on_tick(struct lb_control *c)
 {
@@ -308,7 +334,8 @@ on_tick(struct lb_control *c)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
-	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms)
+	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms &&
+	    (!hooks_busy(c) || lb_now_ms() >= c->stop_ms + STOP_HOOK_WAIT_MS))
 		return 2;
 	if (c->p.idle_exit_ms == 0)
 		return 0;
@@ -422,6 +449,8 @@ lb_control_run(struct lb_control *c)
 		rc = lb_loop_add(c->loop, c->timerfd, LB_LOOP_READABLE, on_timer, c);
 	if (rc == 0 && c->server != NULL)
 		rc = lb_loop_add(c->loop, lb_server_fd(c->server), LB_LOOP_READABLE, on_server, c);
+	if (rc == 0)
+		rc = hooks_attach(c, c->loop);
 	if (rc != 0)
 		return rc;
 	rc = lb_loop_run(c->loop);
@@ -439,6 +468,8 @@ lb_control_destroy(struct lb_control *c)
 	lb_server_destroy(c->server);
 	lb_publish_fini(&c->pub);
 	lb_hot_window_fini(&c->hw);
+	if (c->loop != NULL)
+		hooks_attach(c, NULL);
 	lb_loop_destroy(c->loop);
 	if (c->sigfd >= 0)
 		close(c->sigfd);

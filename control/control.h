@@ -23,6 +23,7 @@
 #include "config.h"
 
 struct lb_control;
+struct lb_loop;
 
 /*
  * A publication hook keeps something outside the process in step with the
@@ -51,6 +52,13 @@ struct lb_publish_hook {
 	 * Called by the drain/undrain methods and on SIGTERM; 0 or -errno with a
 	 * message (the hook stays in the asked state and retries on its tick). */
 	int (*drain)(void *arg, bool on, const struct lb_snapshot *live, char *err, size_t errlen);
+	/* May be NULL: register the hook's descriptors with the control thread's
+	 * event loop once it runs (loop), drop them before it goes (NULL). The
+	 * hook's own exchanges then never block the thread. 0 or -errno. */
+	int (*attach)(void *arg, struct lb_loop *loop);
+	/* May be NULL: an exchange of the hook is under way (bounded by the
+	 * hook's own timeout); the stop sequence waits for it. */
+	bool (*busy)(void *arg);
 };
 
 struct lb_control_params {

@@ -4,8 +4,11 @@
  * one per address, IPv4 and IPv6), the include file's text, no rewrite when
  * the set is unchanged, withdrawals before and announcements after a
  * publication, drain and undrain, and the exchange with BIRD's control socket
- * against a fake BIRD (a thread) that accepts, refuses, stays silent or is
- * not there. No wall-clock assertion: timeouts are only required to end.
+ * against a fake BIRD (a thread) that accepts, refuses, stays silent, answers
+ * late or is not there. The exchange runs on an event loop: a silent BIRD
+ * must not keep the loop from serving another descriptor. No wall-clock
+ * assertion: timeouts and backoff run on a clock the test sets (or are only
+ * required to end), the rest is counted.
  */
 #include <errno.h>
 #include <poll.h>
@@ -26,6 +29,7 @@
 
 #include "bird.h"
 #include "config.h"
+#include "loop.h"
 #include "snapshot_build.h"
 
 #define ERR_LEN 256
@@ -104,11 +108,12 @@ pfx(const struct lb_bird_prefix *p, char *buf)
 /* ---- a fake BIRD on a Unix socket ---- */
 
 enum fake_mode {
-	FAKE_OK,         /* welcome, then 0002- + 0003 */
-	FAKE_REFUSE,     /* welcome, then 8002 (configuration error) */
-	FAKE_SILENT,     /* accepts, never says anything */
-	FAKE_NOT_BIRD,   /* answers something that is not BIRD's protocol */
-	FAKE_IN_PROGRESS /* 0004 */
+	FAKE_OK,          /* welcome, then 0002- + 0003 */
+	FAKE_REFUSE,      /* welcome, then 8002 (configuration error) */
+	FAKE_SILENT,      /* accepts, never says anything */
+	FAKE_NOT_BIRD,    /* answers something that is not BIRD's protocol */
+	FAKE_IN_PROGRESS, /* 0004 */
+	FAKE_HOLD         /* silent until released, then as FAKE_OK */
 };
 
 struct fake {
@@ -119,7 +124,9 @@ struct fake {
 	pthread_t thread;
 	volatile int mode;
 	volatile int stop;
-	int commands; /* "configure" lines seen (read after the exchange ends) */
+	volatile int release; /* FAKE_HOLD: answer now */
+	int accepts;          /* connections accepted */
+	int commands;         /* "configure" lines seen (read after the exchange ends) */
 	pthread_mutex_t lock;
 	char last_cmd[64];
 };
@@ -141,6 +148,16 @@ fake_serve(struct fake *f, int cfd)
 	if (mode == FAKE_NOT_BIRD) {
 		say(cfd, "HTTP/1.0 400 Bad Request\r\n");
 		return;
+	}
+	while (mode == FAKE_HOLD) {
+		struct pollfd p = {.fd = cfd, .events = POLLIN};
+
+		if (f->stop)
+			return;
+		if (f->release)
+			mode = FAKE_OK;
+		else if (poll(&p, 1, 10) > 0 && read(cfd, buf, sizeof(buf)) <= 0)
+			return; /* the client gave up */
 	}
 	if (mode != FAKE_SILENT)
 		(void)!write(cfd, welcome, sizeof(welcome) - 1);
@@ -191,6 +208,9 @@ fake_main(void *arg)
 		cfd = accept(f->lfd, NULL, NULL);
 		if (cfd < 0)
 			continue;
+		pthread_mutex_lock(&f->lock);
+		f->accepts++;
+		pthread_mutex_unlock(&f->lock);
 		fake_serve(f, cfd);
 		close(cfd);
 	}
@@ -206,6 +226,26 @@ fake_commands(struct fake *f)
 	n = f->commands;
 	pthread_mutex_unlock(&f->lock);
 	return n;
+}
+
+static int
+fake_accepts(struct fake *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->accepts;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+/* Until the fake has accepted n connections (bounded; it serves one at a time). */
+static void
+wait_accepts(struct fake *f, int n)
+{
+	for (int i = 0; i < 2000 && fake_accepts(f) < n; i++)
+		usleep(1000);
+	assert_true(fake_accepts(f) >= n);
 }
 
 static int
@@ -287,6 +327,29 @@ announcer(struct fake *f, uint32_t timeout_ms)
 	return b;
 }
 
+/* The test's clock for deadlines and backoff (announcer_clocked). */
+static uint64_t g_now_ms;
+
+static uint64_t
+test_now(void)
+{
+	return g_now_ms;
+}
+
+static struct lb_bird *
+announcer_clocked(struct fake *f, uint32_t timeout_ms)
+{
+	struct lb_bird_params p = {.include_path = f->include,
+	                           .socket_path = f->sock,
+	                           .timeout_ms = timeout_ms,
+	                           .now_ms = test_now};
+	struct lb_bird *b = lb_bird_create(&p);
+
+	assert_non_null(b);
+	g_now_ms = 1000000;
+	return b;
+}
+
 static json_int_t
 stat_int(const struct lb_bird *b, const char *key)
 {
@@ -295,6 +358,78 @@ stat_int(const struct lb_bird *b, const char *key)
 
 	json_decref(st);
 	return v;
+}
+
+static bool
+stat_true(const struct lb_bird *b, const char *key)
+{
+	json_t *st = lb_bird_stats(b);
+	bool v = json_is_true(json_object_get(st, key));
+
+	json_decref(st);
+	return v;
+}
+
+/* stats[key] as a string ("" for null), in buf. */
+static const char *
+stat_str(const struct lb_bird *b, const char *key, char *buf, size_t len)
+{
+	json_t *st = lb_bird_stats(b);
+	const char *v = json_string_value(json_object_get(st, key));
+
+	snprintf(buf, len, "%s", v != NULL ? v : "");
+	json_decref(st);
+	return buf;
+}
+
+/* The control thread's loop in miniature: b attached to it, a pipe beside. */
+struct rig {
+	struct lb_loop *loop;
+	int pipe[2];
+	int pipe_calls; /* the pipe's callback, served */
+};
+
+static void
+on_pipe(struct lb_loop *loop, int fd, uint32_t events, void *arg)
+{
+	struct rig *r = arg;
+	char c;
+
+	(void)loop;
+	(void)events;
+	if (read(fd, &c, 1) == 1)
+		r->pipe_calls++;
+}
+
+static void
+rig_open(struct rig *r, struct lb_bird *b)
+{
+	memset(r, 0, sizeof(*r));
+	r->loop = lb_loop_create();
+	assert_non_null(r->loop);
+	assert_int_equal(pipe(r->pipe), 0);
+	assert_int_equal(lb_loop_add(r->loop, r->pipe[0], LB_LOOP_READABLE, on_pipe, r), 0);
+	assert_int_equal(lb_bird_attach(b, r->loop), 0);
+}
+
+static void
+rig_close(struct rig *r, struct lb_bird *b)
+{
+	assert_int_equal(lb_bird_attach(b, NULL), 0);
+	lb_loop_destroy(r->loop);
+	close(r->pipe[0]);
+	close(r->pipe[1]);
+}
+
+/* Drive loop and tick until the exchange under way is over (bounded). */
+static void
+settle(struct rig *r, const struct lb_publish_hook *h, const struct lb_snapshot *live)
+{
+	for (int i = 0; i < 1000 && lb_bird_busy(h->arg); i++) {
+		lb_loop_run_once(r->loop, 10);
+		h->tick(h->arg, live);
+	}
+	assert_false(lb_bird_busy(h->arg));
 }
 
 /* ---- tests ---- */
@@ -440,15 +575,20 @@ test_bird_hook_writes_only_on_change(void **state)
 	char err[ERR_LEN], expect[1024];
 	struct lb_bird_prefix p[16];
 	struct stat st;
+	struct rig r;
 	char *text;
 
+	rig_open(&r, b);
 	f->mode = FAKE_OK;
 	assert_string_equal(h.name, "bird");
 	/* First publication: before has nothing of ours to withdraw. */
 	assert_int_equal(h.before(h.arg, s1, NULL, err, sizeof(err)), 0);
 	assert_int_equal(stat_int(b, "writes"), 0);
+	assert_false(lb_bird_busy(b));
 	assert_int_equal(h.after(h.arg, s1, NULL, err, sizeof(err)), 0);
+	settle(&r, &h, s1);
 	assert_int_equal(stat_int(b, "writes"), 1);
+	assert_int_equal(stat_int(b, "attempts"), 1);
 	assert_int_equal(stat_int(b, "reloads"), 1);
 	assert_int_equal(stat_int(b, "announced"), 3);
 	assert_int_equal(fake_commands(f), 1);
@@ -462,16 +602,20 @@ test_bird_hook_writes_only_on_change(void **state)
 	/* Same set again (another snapshot, same VIPs): nothing written, nothing sent. */
 	assert_int_equal(h.before(h.arg, s2, s1, err, sizeof(err)), 0);
 	assert_int_equal(h.after(h.arg, s2, s1, err, sizeof(err)), 0);
+	assert_false(lb_bird_busy(b));
 	h.tick(h.arg, s2);
 	assert_int_equal(stat_int(b, "writes"), 1);
+	assert_int_equal(stat_int(b, "attempts"), 1);
 	assert_int_equal(stat_int(b, "reloads"), 1);
 	assert_int_equal(fake_commands(f), 1);
+	rig_close(&r, b);
 	lb_snapshot_free(s1);
 	lb_snapshot_free(s2);
 	lb_bird_free(b);
 }
 
-/* A -> B: withdrawals in before (nothing new yet), announcements in after. */
+/* A -> B: withdrawals in before (nothing new yet), announcements in after;
+ * each file is written before the hook returns. */
 static void
 test_bird_hook_withdraw_before_announce_after(void **state)
 {
@@ -480,10 +624,13 @@ test_bird_hook_withdraw_before_announce_after(void **state)
 	struct lb_publish_hook h = lb_bird_hook(b);
 	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
 	char err[ERR_LEN];
+	struct rig r;
 	char *text;
 
+	rig_open(&r, b);
 	f->mode = FAKE_OK;
 	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	settle(&r, &h, ab);
 	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
 	text = slurp(f->include);
 	assert_int_equal(count_routes(text), 1);
@@ -491,6 +638,7 @@ test_bird_hook_withdraw_before_announce_after(void **state)
 	assert_null(strstr(text, "10.100.0.1/32")); /* withdrawn before bc goes live */
 	assert_null(strstr(text, "10.100.0.3/32")); /* not announced before bc is live */
 	free(text);
+	settle(&r, &h, ab);
 	assert_int_equal(fake_commands(f), 2);
 	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
 	text = slurp(f->include);
@@ -498,10 +646,13 @@ test_bird_hook_withdraw_before_announce_after(void **state)
 	assert_non_null(strstr(text, "10.100.0.2/32"));
 	assert_non_null(strstr(text, "10.100.0.3/32"));
 	free(text);
+	settle(&r, &h, bc);
 	assert_int_equal(fake_commands(f), 3);
 	/* A pure addition withdraws nothing: before is a no-op. */
 	assert_int_equal(h.before(h.arg, bc, bc, err, sizeof(err)), 0);
+	assert_false(lb_bird_busy(b));
 	assert_int_equal(fake_commands(f), 3);
+	rig_close(&r, b);
 	lb_snapshot_free(ab);
 	lb_snapshot_free(bc);
 	lb_bird_free(b);
@@ -515,19 +666,25 @@ test_bird_drain_and_undrain(void **state)
 	struct lb_publish_hook h = lb_bird_hook(b);
 	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
 	char err[ERR_LEN];
+	struct rig r;
 	json_t *st;
 	char *text;
 
+	rig_open(&r, b);
 	f->mode = FAKE_OK;
 	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	settle(&r, &h, ab);
 	assert_false(lb_bird_drained(b));
 	assert_int_equal(h.drain(h.arg, true, ab, err, sizeof(err)), 0);
 	assert_true(lb_bird_drained(b));
+	/* The file is empty at once; BIRD's confirmation follows. */
 	text = slurp(f->include);
 	assert_int_equal(count_routes(text), 0);
 	free(text);
+	settle(&r, &h, ab);
 	st = lb_bird_stats(b);
 	assert_true(json_is_true(json_object_get(st, "drained")));
+	assert_false(json_is_true(json_object_get(st, "pending")));
 	assert_int_equal(json_integer_value(json_object_get(st, "announced")), 0);
 	assert_true(json_is_integer(json_object_get(st, "last_withdraw_ms")));
 	json_decref(st);
@@ -544,65 +701,267 @@ test_bird_drain_and_undrain(void **state)
 	text = slurp(f->include);
 	assert_int_equal(count_routes(text), 2);
 	free(text);
+	settle(&r, &h, bc);
 	assert_int_equal(stat_int(b, "announced"), 2);
+	rig_close(&r, b);
 	lb_snapshot_free(ab);
 	lb_snapshot_free(bc);
 	lb_bird_free(b);
 }
 
-/* BIRD refuses, then accepts: the error is reported, counted and retried from the tick. */
+/*
+ * BIRD refuses, then accepts: the error is reported and counted, and retried
+ * from the tick after the backoff (100 ms, then doubling: the documented
+ * policy, checked on the test's clock): not one tick earlier.
+ */
 static void
-test_bird_failure_retried_on_tick(void **state)
+test_bird_refusal_retried_with_backoff(void **state)
 {
 	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 5000);
+	struct lb_bird *b = announcer_clocked(f, 5000);
 	struct lb_publish_hook h = lb_bird_hook(b);
 	struct lb_snapshot *ab = snap_of(CFG_AB);
-	char err[ERR_LEN] = "";
-	json_t *st;
+	char err[ERR_LEN] = "", buf[ERR_LEN];
+	struct rig r;
 
+	rig_open(&r, b);
 	f->mode = FAKE_REFUSE;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -EIO);
-	assert_non_null(strstr(err, "8002"));
-	assert_non_null(strstr(err, "syntax error"));
-	st = lb_bird_stats(b);
-	assert_int_equal(json_integer_value(json_object_get(st, "errors")), 1);
-	assert_true(json_is_true(json_object_get(st, "pending")));
-	assert_int_equal(json_integer_value(json_object_get(st, "announced")), 0);
-	assert_non_null(strstr(json_string_value(json_object_get(st, "last_error")), "8002"));
-	json_decref(st);
-	/* The file was written once; the retry only asks BIRD again. */
+	/* The hook only writes the file: BIRD's refusal comes later. */
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	settle(&r, &h, ab);
+	assert_int_equal(stat_int(b, "errors"), 1);
+	assert_true(stat_true(b, "pending"));
+	assert_int_equal(stat_int(b, "announced"), 0);
+	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "refused");
+	assert_non_null(strstr(stat_str(b, "last_error", buf, sizeof(buf)), "8002"));
+	assert_non_null(strstr(buf, "syntax error"));
+	assert_int_equal(stat_int(b, "backoff_ms"), 100);
+	assert_int_equal(stat_int(b, "retry_in_ms"), 100);
+	/* 99 ms later: no new attempt; 100 ms: one. */
+	g_now_ms += 99;
+	h.tick(h.arg, ab);
+	assert_int_equal(stat_int(b, "attempts"), 1);
+	g_now_ms += 1;
+	h.tick(h.arg, ab);
+	assert_int_equal(stat_int(b, "attempts"), 2);
+	settle(&r, &h, ab);
+	assert_int_equal(stat_int(b, "errors"), 2);
+	assert_int_equal(stat_int(b, "backoff_ms"), 200);
+	g_now_ms += 199;
+	h.tick(h.arg, ab);
+	assert_int_equal(stat_int(b, "attempts"), 2);
+	/* The file was written once; the retries only ask BIRD again. */
 	assert_int_equal(stat_int(b, "writes"), 1);
 	f->mode = FAKE_OK;
-	/* The backoff is at least RETRY_MIN_MS: poll the tick (bounded, not timed). */
-	for (int i = 0; i < 1000 && stat_int(b, "reloads") == 0; i++) {
-		h.tick(h.arg, ab);
-		usleep(10000);
-	}
+	g_now_ms += 1;
+	h.tick(h.arg, ab);
+	assert_int_equal(stat_int(b, "attempts"), 3);
+	settle(&r, &h, ab);
 	assert_int_equal(stat_int(b, "reloads"), 1);
 	assert_int_equal(stat_int(b, "writes"), 1);
 	assert_int_equal(stat_int(b, "announced"), 2);
-	st = lb_bird_stats(b);
-	assert_false(json_is_true(json_object_get(st, "pending")));
-	json_decref(st);
+	assert_int_equal(stat_int(b, "errors"), 2);
+	assert_int_equal(stat_int(b, "backoff_ms"), 0);
+	assert_false(stat_true(b, "pending"));
+	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "ok");
+	rig_close(&r, b);
 	lb_snapshot_free(ab);
 	lb_bird_free(b);
 }
 
-/* A silent BIRD costs at most the timeout; the hook reports it. */
+/* A silent BIRD: the exchange ends at its deadline (the test's clock), is
+ * counted as a timeout, and retried after a backoff that doubles up to 5 s. */
 static void
-test_bird_hook_timeout(void **state)
+test_bird_timeouts_backoff(void **state)
+{
+	/* The documented policy: 100 ms after the first failure, doubling, at most 5 s. */
+	static const json_int_t backoff[] = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
+	struct fake *f = *state;
+	struct lb_bird *b = announcer_clocked(f, 1000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB);
+	char err[ERR_LEN] = "", buf[ERR_LEN];
+	struct rig r;
+	int k;
+
+	rig_open(&r, b);
+	f->mode = FAKE_SILENT;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	for (k = 1; k <= 8; k++) {
+		wait_accepts(f, k);
+		/* One exchange at a time, open until its deadline. */
+		assert_int_equal(stat_int(b, "attempts"), k);
+		g_now_ms += 999;
+		lb_loop_run_once(r.loop, 0);
+		h.tick(h.arg, ab);
+		assert_true(lb_bird_busy(b));
+		assert_int_equal(stat_int(b, "errors"), k - 1);
+		g_now_ms += 1;
+		h.tick(h.arg, ab);
+		assert_false(lb_bird_busy(b));
+		assert_int_equal(stat_int(b, "errors"), k);
+		assert_int_equal(stat_int(b, "timeouts"), k);
+		assert_int_equal(stat_int(b, "backoff_ms"), backoff[k - 1]);
+		assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "timeout");
+		assert_non_null(strstr(stat_str(b, "last_error", buf, sizeof(buf)),
+		                       "no reply from BIRD in time"));
+		assert_true(stat_true(b, "pending"));
+		g_now_ms += (uint64_t)backoff[k - 1] - 1;
+		h.tick(h.arg, ab);
+		assert_int_equal(stat_int(b, "attempts"), k);
+		if (k == 8)
+			f->mode = FAKE_OK;
+		g_now_ms += 1;
+		h.tick(h.arg, ab);
+		assert_int_equal(stat_int(b, "attempts"), k + 1);
+	}
+	settle(&r, &h, ab);
+	assert_int_equal(stat_int(b, "reloads"), 1);
+	assert_int_equal(stat_int(b, "errors"), 8);
+	assert_int_equal(stat_int(b, "announced"), 2);
+	assert_false(stat_true(b, "pending"));
+	rig_close(&r, b);
+	lb_snapshot_free(ab);
+	lb_bird_free(b);
+}
+
+/*
+ * BIRD accepts and says nothing: the hook returns at once, the loop goes on
+ * serving another descriptor while the exchange waits, and the exchange
+ * completes once BIRD answers. The state is in the stats all along.
+ */
+static void
+test_bird_silent_does_not_block_loop(void **state)
 {
 	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 100);
+	struct lb_bird *b = announcer(f, 60000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB);
+	char err[ERR_LEN] = "", buf[ERR_LEN];
+	struct rig r;
+	char *text;
+
+	rig_open(&r, b);
+	f->mode = FAKE_HOLD;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	/* The include file is in place before the exchange. */
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 2);
+	free(text);
+	assert_true(lb_bird_busy(b));
+	assert_true(stat_true(b, "pending"));
+	assert_true(stat_true(b, "in_flight"));
+	assert_int_equal(stat_int(b, "attempts"), 1);
+	assert_int_equal(stat_int(b, "reloads"), 0);
+	assert_int_equal(stat_int(b, "announced"), 0);
+	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "");
+	wait_accepts(f, 1);
+	/* Three rounds of another client's traffic, served while BIRD is silent. */
+	for (int i = 1; i <= 3; i++) {
+		assert_int_equal(write(r.pipe[1], "x", 1), 1);
+		for (int j = 0; j < 100 && r.pipe_calls < i; j++) {
+			lb_loop_run_once(r.loop, 100);
+			h.tick(h.arg, ab);
+		}
+		assert_int_equal(r.pipe_calls, i);
+		assert_true(lb_bird_busy(b));
+	}
+	assert_int_equal(stat_int(b, "reloads"), 0);
+	/* BIRD answers: the loop completes the exchange. */
+	f->release = 1;
+	settle(&r, &h, ab);
+	assert_int_equal(stat_int(b, "reloads"), 1);
+	assert_int_equal(stat_int(b, "attempts"), 1);
+	assert_int_equal(stat_int(b, "errors"), 0);
+	assert_int_equal(stat_int(b, "announced"), 2);
+	assert_false(stat_true(b, "pending"));
+	assert_false(stat_true(b, "in_flight"));
+	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "ok");
+	assert_int_equal(fake_commands(f), 1);
+	rig_close(&r, b);
+	lb_snapshot_free(ab);
+	lb_bird_free(b);
+}
+
+/* Changes while an exchange waits are written at once and sent together in
+ * one more exchange when it ends: BIRD ends up with the newest file. */
+static void
+test_bird_changes_during_exchange_follow(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer(f, 60000);
+	struct lb_publish_hook h = lb_bird_hook(b);
+	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	char err[ERR_LEN] = "", buf[80];
+	struct rig r;
+	json_t *st;
+
+	rig_open(&r, b);
+	f->mode = FAKE_HOLD;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
+	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
+	assert_int_equal(stat_int(b, "writes"), 3);
+	assert_int_equal(stat_int(b, "attempts"), 1);
+	f->release = 1;
+	for (int i = 0; i < 1000 && stat_int(b, "reloads") < 2; i++) {
+		lb_loop_run_once(r.loop, 10);
+		h.tick(h.arg, bc);
+	}
+	settle(&r, &h, bc);
+	assert_int_equal(stat_int(b, "reloads"), 2);
+	assert_int_equal(stat_int(b, "attempts"), 2);
+	assert_int_equal(fake_commands(f), 2);
+	st = lb_bird_stats(b);
+	assert_false(json_is_true(json_object_get(st, "pending")));
+	assert_int_equal(json_array_size(json_object_get(st, "prefixes")), 2);
+	snprintf(buf, sizeof(buf), "%s",
+	         json_string_value(json_array_get(json_object_get(st, "prefixes"), 1)));
+	assert_string_equal(buf, "10.100.0.3/32");
+	json_decref(st);
+	rig_close(&r, b);
+	lb_snapshot_free(ab);
+	lb_snapshot_free(bc);
+	lb_bird_free(b);
+}
+
+/* Draining against a silent BIRD: the file is emptied at once, the exchange
+ * is busy until its deadline and no longer (what the stop sequence waits for). */
+static void
+test_bird_drain_silent_bounded(void **state)
+{
+	struct fake *f = *state;
+	struct lb_bird *b = announcer_clocked(f, 2000);
 	struct lb_publish_hook h = lb_bird_hook(b);
 	struct lb_snapshot *ab = snap_of(CFG_AB);
 	char err[ERR_LEN] = "";
+	struct rig r;
+	json_t *st;
+	char *text;
 
+	rig_open(&r, b);
+	f->mode = FAKE_OK;
+	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	settle(&r, &h, ab);
 	f->mode = FAKE_SILENT;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), -ETIMEDOUT);
-	assert_non_null(strstr(err, "no reply from BIRD in time"));
-	assert_int_equal(stat_int(b, "errors"), 1);
+	assert_int_equal(h.drain(h.arg, true, ab, err, sizeof(err)), 0);
+	text = slurp(f->include);
+	assert_int_equal(count_routes(text), 0);
+	free(text);
+	assert_true(lb_bird_busy(b));
+	g_now_ms += 1999;
+	h.tick(h.arg, ab);
+	assert_true(lb_bird_busy(b));
+	g_now_ms += 1;
+	h.tick(h.arg, ab);
+	assert_false(lb_bird_busy(b));
+	st = lb_bird_stats(b);
+	assert_true(json_is_true(json_object_get(st, "drained")));
+	assert_true(json_is_true(json_object_get(st, "pending")));
+	assert_int_equal(json_integer_value(json_object_get(st, "timeouts")), 1);
+	assert_true(json_is_null(json_object_get(st, "last_withdraw_ms")));
+	json_decref(st);
+	rig_close(&r, b);
 	lb_snapshot_free(ab);
 	lb_bird_free(b);
 }
@@ -664,8 +1023,14 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_bird_hook_withdraw_before_announce_after,
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_drain_and_undrain, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_failure_retried_on_tick, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_hook_timeout, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_refusal_retried_with_backoff, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_timeouts_backoff, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_silent_does_not_block_loop, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_changes_during_exchange_follow, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_drain_silent_bounded, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
 	        cmocka_unit_test(test_bird_create_rejects_bad_params),
 	};
