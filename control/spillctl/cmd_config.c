@@ -6,6 +6,7 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -60,7 +61,32 @@ static const struct spillctl_command config_save_cmd = {
         .run = cmd_config_save,
 };
 
-/* "drain" (@on) or "undrain", then what BIRD still has from spillwayd. */
+/*
+ * The drain reply comes before BIRD's answer (docs/control-protocol.md): poll
+ * stats until hooks.bird is in step or its exchange is over (it failed and is
+ * retried), at most the announcer's timeout plus a second. *res is replaced
+ * by the last stats seen.
+ */
+static void
+wait_bird(struct spillctl_cli *cli, json_t **res)
+{
+	const json_t *bird = json_object_get(json_object_get(*res, "hooks"), "bird");
+	int64_t end = spillctl_now_ns() + (spillctl_jint(bird, "timeout_ms") + 1000) * 1000000;
+
+	while (bird != NULL && json_is_true(json_object_get(bird, "pending")) &&
+	       json_is_true(json_object_get(bird, "in_flight")) && spillctl_now_ns() < end) {
+		json_t *st;
+
+		nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+		if (spillctl_call(cli, "stats", NULL, &st) != SPILLCTL_EXIT_OK)
+			return;
+		json_object_set(*res, "hooks", json_object_get(st, "hooks"));
+		json_decref(st);
+		bird = json_object_get(json_object_get(*res, "hooks"), "bird");
+	}
+}
+
+/* "drain" (@on) or "undrain", then what BIRD has from spillwayd once it answered. */
 static int
 drain_common(struct spillctl_cli *cli, bool on)
 {
@@ -71,6 +97,7 @@ drain_common(struct spillctl_cli *cli, bool on)
 
 	if (res == NULL)
 		return rc;
+	wait_bird(cli, &res);
 	bird = json_object_get(json_object_get(res, "hooks"), "bird");
 	printf("%s\n",
 	       on ? "drained: routes withdrawn, still forwarding" : "undrained: routes announced");
@@ -103,8 +130,10 @@ static const struct spillctl_command drain_cmd = {
         .help = "Asks spillwayd to withdraw every VIP route it announces through BIRD and\n"
                 "to keep them withdrawn across changes (method \"drain\"), while it goes\n"
                 "on forwarding what still reaches it: the routers move new traffic to the\n"
-                "other instances. Prints how many prefixes BIRD still has from spillwayd\n"
-                "(0 once BIRD confirmed). Fails with code -32603 when spillwayd runs\n"
+                "other instances. Waits for BIRD's answer (at most its timeout and a\n"
+                "second), then prints how many prefixes BIRD still has from spillwayd\n"
+                "(0 once BIRD confirmed; otherwise the error, and spillwayd retries). Fails with "
+                "code -32603 when spillwayd runs\n"
                 "without --bird-include/--bird-socket. See docs/scale-out.md.\n"
                 "\n"
                 "Example:\n"
