@@ -188,6 +188,9 @@ def main():
     res = c2.call("drain")
     dt, p = wait_paths(conf, 1, 30)
     sock_withdraw_ms = (time.monotonic() - t0) * 1000
+    # The reply precedes BIRD's answer (docs/control-protocol.md): once the
+    # route is gone, stats carry spillwayd's own figure.
+    res = c2.call("stats")
     log("drain method on lb2 -> route withdrawn in the router's kernel: %.0f ms (spillwayd's "
         "own figure, request -> BIRD reconfigured: %s ms; now via %s)" % (
             sock_withdraw_ms, res["hooks"]["bird"]["last_withdraw_ms"], p))
