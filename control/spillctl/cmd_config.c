@@ -78,7 +78,8 @@ wait_bird(struct spillctl_cli *cli, json_t **res)
 		json_t *st;
 
 		nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
-		if (spillctl_call(cli, "stats", NULL, &st) != SPILLCTL_EXIT_OK)
+		if (spillctl_call(cli, "stats", NULL, &spillctl_shape_stats, &st) !=
+		    SPILLCTL_EXIT_OK)
 			return;
 		json_object_set(*res, "hooks", json_object_get(st, "hooks"));
 		json_decref(st);
