@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -473,7 +474,10 @@ lb_publish_build(struct lb_publisher *pub, const struct lb_config *cfg, char *er
 		}
 		n_ov = overrides_for_build(pub, ov);
 	}
-	s = lb_snapshot_build_ext(cfg, pub->generation + 1, *pub->snap, ov, n_ov, err, errlen);
+	/* Before the workers run (start-up) their cores are idle: build on them too. */
+	s = lb_snapshot_build_par(cfg, pub->generation + 1, *pub->snap, ov, n_ov,
+	                          pub->live ? 1 : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN), err,
+	                          errlen);
 	free(ov);
 	pub->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
 	return s;

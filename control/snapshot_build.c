@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Snapshot construction. Everything a worker reads lives in one cache-aligned
- * block, laid out as: header, VIPs, VIP index, fragment index, backend registry,
- * then the Maglev tables, each table starting on its own cache line.
+ * Snapshot construction. A snapshot is one cache-aligned block (header, VIPs,
+ * VIP index, fragment index, backend registry, overrides) plus one Maglev table
+ * block per VIP. Table blocks are immutable and reference-counted: a VIP whose
+ * table inputs are unchanged since the previous snapshot points at the same
+ * block, so a change costs its own VIPs' tables plus the metadata.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +20,65 @@
 #include "snapshot_build.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+
+/* One Maglev table: a 64-byte header, then the slots on their own cache lines.
+ * refs counts the snapshots whose VIPs point at slots; the block is freed with
+ * the last of them. Only the control thread builds and frees snapshots, the
+ * atomics keep that true for any thread that does. */
+struct lb_table_block {
+	uint32_t refs;
+	uint32_t size;   /* slots */
+	uint64_t digest; /* of the build inputs (table_digest) */
+	uint8_t pad[48];
+	uint16_t slots[];
+};
+
+_Static_assert(offsetof(struct lb_table_block, slots) == 64, "slots start on a cache line");
+
+static uint64_t live_blocks, live_bytes;
+
+static struct lb_table_block *
+block_of(const uint16_t *table)
+{
+	return (struct lb_table_block *)(void *)((uint8_t *)(uintptr_t)table -
+	                                         offsetof(struct lb_table_block, slots));
+}
+
+static struct lb_table_block *
+block_new(uint32_t size, uint64_t digest)
+{
+	size_t bytes = sizeof(struct lb_table_block) + ALIGN64((size_t)size * sizeof(uint16_t));
+	struct lb_table_block *b = aligned_alloc(64, bytes);
+
+	if (b == NULL)
+		return NULL;
+	b->refs = 1;
+	b->size = size;
+	b->digest = digest;
+	__atomic_add_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&live_bytes, bytes, __ATOMIC_RELAXED);
+	return b;
+}
+
+static void
+block_put(struct lb_table_block *b)
+{
+	if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	__atomic_sub_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&live_bytes, sizeof(*b) + ALIGN64((size_t)b->size * sizeof(uint16_t)),
+	                   __ATOMIC_RELAXED);
+	free(b);
+}
+
+void
+lb_snapshot_tables_live(uint64_t *blocks, uint64_t *bytes)
+{
+	if (blocks != NULL)
+		*blocks = __atomic_load_n(&live_blocks, __ATOMIC_RELAXED);
+	if (bytes != NULL)
+		*bytes = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+}
 
 static void
 index_insert(struct lb_vip_slot *index, uint32_t mask, const struct lb_vip *v, uint16_t port,
@@ -61,13 +126,28 @@ table_digest(const struct lb_snapshot *s, const struct lb_maglev_backend *mb, ui
 	return d;
 }
 
-static const struct lb_vip *
-prev_vip(const struct lb_snapshot *prev, uint16_t id)
+/* The table block of prev's VIP with this id if its inputs were d (same seed
+ * and table size too), or NULL. pos maps VIP ids to prev's positions + 1. */
+static struct lb_table_block *
+shareable(const struct lb_snapshot *prev, const uint16_t *pos, const struct lb_snapshot *s,
+          uint16_t id, uint64_t d)
 {
-	for (uint32_t i = 0; prev != NULL && i < prev->n_vips; i++)
-		if (prev->vips[i].id == id)
-			return &prev->vips[i];
-	return NULL;
+	const struct lb_vip *pv = NULL;
+
+	if (prev == NULL || prev->table_size != s->table_size ||
+	    memcmp(&prev->hkey, &s->hkey, sizeof(s->hkey)) != 0)
+		return NULL;
+	if (id < LB_MAX_VIPS) {
+		if (pos[id] != 0)
+			pv = &prev->vips[pos[id] - 1];
+	} else {
+		for (uint32_t i = 0; i < prev->n_vips && pv == NULL; i++)
+			if (prev->vips[i].id == id)
+				pv = &prev->vips[i];
+	}
+	if (pv == NULL || pv->id != id || pv->table_digest != d || pv->table == NULL)
+		return NULL;
+	return block_of(pv->table);
 }
 
 static void
@@ -105,10 +185,109 @@ place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t 
 	s->overrides.replicas = replicas;
 }
 
+/* The Maglev inputs of cv: its active backends of non-zero weight. */
+static uint32_t
+table_inputs(const struct lb_cfg_vip *cv, struct lb_maglev_backend *mb,
+             char (*idents)[LB_NAME_MAX + 48])
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < cv->n_backends; j++) {
+		const struct lb_cfg_backend *cb = &cv->backends[j];
+
+		if (cb->state != LB_BACKEND_ACTIVE || cb->weight == 0)
+			continue;
+		lb_cfg_backend_identity(cb, idents[n], sizeof(idents[n]));
+		mb[n].identity = idents[n];
+		mb[n].identity_len = strlen(idents[n]);
+		mb[n].weight = cb->weight;
+		mb[n].id = cb->id;
+		n++;
+	}
+	return n;
+}
+
+/* Tables to fill: VIP positions in cfg and their fresh blocks. */
+struct build_jobs {
+	const struct lb_snapshot *s;
+	const struct lb_config *cfg;
+	uint32_t n;
+	uint32_t *vip;
+	struct lb_table_block **block;
+	int *rc;
+	uint32_t max_be;
+	uint32_t next; /* the next job to take (threads take them in turn) */
+};
+
+static void *
+run_jobs(void *arg)
+{
+	struct build_jobs *j = arg;
+	struct lb_maglev_backend *mb = calloc(j->max_be ? j->max_be : 1, sizeof(*mb));
+	char(*idents)[LB_NAME_MAX + 48] = calloc(j->max_be ? j->max_be : 1, sizeof(*idents));
+
+	for (;;) {
+		uint32_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED), n;
+
+		if (k >= j->n)
+			break;
+
+		if (mb == NULL || idents == NULL) {
+			j->rc[k] = -ENOMEM;
+			continue;
+		}
+		n = table_inputs(&j->cfg->vips[j->vip[k]], mb, idents);
+		j->rc[k] =
+		        lb_maglev_build(&j->s->hkey, mb, n, j->s->table_size, j->block[k]->slots);
+	}
+	free(mb);
+	free(idents);
+	return NULL;
+}
+
+/* Fill every job's table, on up to threads threads (the calling one included),
+ * each taking the next unfilled table; each table depends only on its own
+ * inputs, so the result does not depend on the number of threads or their
+ * timing. */
+static void
+fill_tables(struct build_jobs *jobs, unsigned int threads)
+{
+	pthread_t tid[LB_SNAPSHOT_BUILD_THREADS_MAX];
+	bool started[LB_SNAPSHOT_BUILD_THREADS_MAX] = {false};
+	unsigned int t;
+
+	if (threads > LB_SNAPSHOT_BUILD_THREADS_MAX)
+		threads = LB_SNAPSHOT_BUILD_THREADS_MAX;
+	if (threads > jobs->n / 4) /* a few tables: not worth a thread */
+		threads = jobs->n / 4;
+	if (threads < 1)
+		threads = 1;
+	jobs->next = 0;
+	for (t = 1; t < threads; t++) {
+		pthread_attr_t attr;
+		cpu_set_t any;
+
+		/* Not pinned to the caller's core: any the process may use (the
+		 * kernel keeps only those of its cpuset). */
+		CPU_ZERO(&any);
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			CPU_SET(c, &any);
+		if (pthread_attr_init(&attr) != 0)
+			continue;
+		pthread_attr_setaffinity_np(&attr, sizeof(any), &any);
+		started[t] = pthread_create(&tid[t], &attr, run_jobs, jobs) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	run_jobs(jobs); /* returns when every job is taken (by a thread that started) */
+	for (t = 1; t < threads; t++)
+		if (started[t])
+			pthread_join(tid[t], NULL);
+}
+
 struct lb_snapshot *
 lb_snapshot_build(const struct lb_config *cfg, uint64_t generation, char *err, size_t errlen)
 {
-	return lb_snapshot_build_ext(cfg, generation, NULL, NULL, 0, err, errlen);
+	return lb_snapshot_build_par(cfg, generation, NULL, NULL, 0, 1, err, errlen);
 }
 
 struct lb_snapshot *
@@ -116,12 +295,22 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
                       const struct lb_snapshot *prev, const struct lb_snapshot_override *ov,
                       uint32_t n_ov, char *err, size_t errlen)
 {
+	return lb_snapshot_build_par(cfg, generation, prev, ov, n_ov, 1, err, errlen);
+}
+
+struct lb_snapshot *
+lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
+                      const struct lb_snapshot *prev, const struct lb_snapshot_override *ov,
+                      uint32_t n_ov, unsigned int threads, char *err, size_t errlen)
+{
 	uint32_t n_vips = cfg->n_vips, n_ids = 0, index_size = 16, max_be = 0;
 	uint32_t ov_slots = 1, n_rep = 0;
-	size_t off_vips, off_index, off_frag, off_backends, off_ovs, off_reps, off_tables, total;
+	size_t off_vips, off_index, off_frag, off_backends, off_ovs, off_reps, total;
 	struct lb_maglev_backend *mb = NULL;
 	struct lb_snapshot *s;
 	char(*idents)[LB_NAME_MAX + 48] = NULL;
+	uint16_t *prev_pos = NULL;
+	struct build_jobs jobs = {.cfg = cfg};
 	uint8_t *base;
 
 	for (uint32_t i = 0; i < n_vips; i++) {
@@ -146,20 +335,23 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 		ov_slots <<= 1;
 	off_ovs = ALIGN64(off_backends + (n_ids ? n_ids : 1) * sizeof(struct lb_backend));
 	off_reps = ALIGN64(off_ovs + ov_slots * sizeof(struct lb_override_slot));
-	off_tables = ALIGN64(off_reps + (n_rep ? n_rep : 1) * sizeof(uint16_t));
-	total = off_tables + (size_t)n_vips * ALIGN64((size_t)cfg->table_size * sizeof(uint16_t));
+	total = ALIGN64(off_reps + (n_rep ? n_rep : 1) * sizeof(uint16_t));
 
-	base = aligned_alloc(64, ALIGN64(total));
+	base = aligned_alloc(64, total);
 	mb = calloc(max_be ? max_be : 1, sizeof(*mb));
 	idents = calloc(max_be ? max_be : 1, sizeof(*idents));
-	if (base == NULL || mb == NULL || idents == NULL) {
+	prev_pos = calloc(LB_MAX_VIPS, sizeof(*prev_pos));
+	jobs.vip = calloc(n_vips ? n_vips : 1, sizeof(*jobs.vip));
+	jobs.block = calloc(n_vips ? n_vips : 1, sizeof(*jobs.block));
+	jobs.rc = calloc(n_vips ? n_vips : 1, sizeof(*jobs.rc));
+	if (base == NULL || mb == NULL || idents == NULL || prev_pos == NULL || jobs.vip == NULL ||
+	    jobs.block == NULL || jobs.rc == NULL) {
 		snprintf(err, errlen, "out of memory building a snapshot (%zu bytes)", total);
 		free(base);
-		free(mb);
-		free(idents);
-		return NULL;
+		base = NULL;
+		goto out;
 	}
-	memset(base, 0, off_tables);
+	memset(base, 0, total);
 	s = (struct lb_snapshot *)base;
 	s->generation = generation;
 	lb_hash_key_from_seed(&s->hkey, cfg->seed, strlen(cfg->seed));
@@ -169,6 +361,11 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 	s->n_vips = n_vips;
 	s->vip_index_mask = index_size - 1;
 	s->n_backends = n_ids;
+	jobs.s = s;
+	jobs.max_be = max_be;
+	for (uint32_t i = 0; prev != NULL && i < prev->n_vips; i++)
+		if (prev->vips[i].id < LB_MAX_VIPS && prev_pos[prev->vips[i].id] == 0)
+			prev_pos[prev->vips[i].id] = (uint16_t)(i + 1);
 
 	struct lb_vip *vips = (struct lb_vip *)(base + off_vips);
 	struct lb_vip_slot *index = (struct lb_vip_slot *)(base + off_index);
@@ -183,11 +380,7 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 	for (uint32_t i = 0; i < n_vips; i++) {
 		const struct lb_cfg_vip *cv = &cfg->vips[i];
 		struct lb_vip *v = &vips[i];
-		uint16_t *table = (uint16_t *)(base + off_tables +
-		                               (size_t)i * ALIGN64((size_t)cfg->table_size * 2));
-		const struct lb_vip *pv;
-		uint32_t n = 0;
-		int rc;
+		struct lb_table_block *blk;
 
 		v->addr = cv->addr;
 		v->af = cv->af;
@@ -196,7 +389,6 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 		v->key_mode = cv->key_mode;
 		v->encap = cv->encap;
 		v->id = cv->id;
-		v->table = table;
 		for (uint32_t j = 0; j < cv->n_backends; j++) {
 			const struct lb_cfg_backend *cb = &cv->backends[j];
 			struct lb_backend *b = &backends[cb->id];
@@ -207,47 +399,58 @@ lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
 			b->gen = cb->gen;
 			b->vip_id = cv->id;
 			b->weight = cb->weight;
-			if (cb->state != LB_BACKEND_ACTIVE || cb->weight == 0)
-				continue;
-			lb_cfg_backend_identity(cb, idents[n], sizeof(idents[n]));
-			mb[n].identity = idents[n];
-			mb[n].identity_len = strlen(idents[n]);
-			mb[n].weight = cb->weight;
-			mb[n].id = cb->id;
-			n++;
 		}
-		v->n_active = n;
-		v->table_digest = table_digest(s, mb, n);
-		pv = prev_vip(prev, v->id);
-		if (pv != NULL && pv->table_digest == v->table_digest &&
-		    prev->table_size == s->table_size &&
-		    memcmp(&prev->hkey, &s->hkey, sizeof(s->hkey)) == 0) {
-			/* Same inputs, same table (the build is deterministic): copy. */
-			memcpy(table, pv->table, (size_t)s->table_size * sizeof(*table));
-			rc = 0;
+		v->n_active = table_inputs(cv, mb, idents);
+		v->table_digest = table_digest(s, mb, v->n_active);
+		blk = shareable(prev, prev_pos, s, v->id, v->table_digest);
+		if (blk != NULL) {
+			/* Same inputs, same table (the build is deterministic): share it. */
+			__atomic_add_fetch(&blk->refs, 1, __ATOMIC_RELAXED);
 		} else {
-			rc = lb_maglev_build(&s->hkey, mb, n, cfg->table_size, table);
+			blk = block_new(s->table_size, v->table_digest);
+			if (blk == NULL) {
+				snprintf(err, errlen,
+				         "vips[%u]: out of memory for its Maglev table", i);
+				goto fail;
+			}
+			jobs.vip[jobs.n] = i;
+			jobs.block[jobs.n++] = blk;
 		}
-		if (rc != 0) {
-			snprintf(err, errlen, "vips[%u]: Maglev build failed: %s", i,
-			         strerror(-rc));
-			free(base);
-			free(mb);
-			free(idents);
-			return NULL;
-		}
+		v->table = blk->slots;
 		index_insert(index, s->vip_index_mask, v, v->port, (uint16_t)i, 0, vips);
 		index_insert(frag, s->vip_index_mask, v, 0, (uint16_t)i, 1, vips);
 	}
+	fill_tables(&jobs, threads);
+	for (uint32_t k = 0; k < jobs.n; k++)
+		if (jobs.rc[k] != 0) {
+			snprintf(err, errlen, "vips[%u]: Maglev build failed: %s", jobs.vip[k],
+			         strerror(-jobs.rc[k]));
+			goto fail;
+		}
 	place_overrides(s, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
 	                (uint16_t *)(base + off_reps), ov, n_ov);
+	goto out;
+fail:
+	lb_snapshot_free(s);
+	base = NULL;
+out:
 	free(mb);
 	free(idents);
-	return s;
+	free(prev_pos);
+	free(jobs.vip);
+	free(jobs.block);
+	free(jobs.rc);
+	return (struct lb_snapshot *)base;
 }
 
 void
 lb_snapshot_free(struct lb_snapshot *s)
 {
+	if (s == NULL)
+		return;
+	/* VIPs not reached by a failed build have no table yet. */
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		if (s->vips[i].table != NULL)
+			block_put(block_of(s->vips[i].table));
 	free(s);
 }

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Snapshot builder: Maglev tables copied from the previous snapshot only when
- * their inputs are unchanged (and then byte-identical to a fresh build), and
- * hot-key overrides laid out so workers find them.
+ * Snapshot builder: Maglev tables shared with the previous snapshot only when
+ * their inputs are unchanged (and then byte-identical to a fresh build), freed
+ * with the last snapshot that references them (counted by wrapping the
+ * allocator: -Wl,--wrap=aligned_alloc,--wrap=free), built alike on any number
+ * of threads; and hot-key overrides laid out so workers find them.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,11 +31,101 @@
 	"            {\"address\": \"192.0.2.2\", \"port\": 80, \"protocol\": \"tcp\","            \
 	"             \"backends\": [{\"address\": \"10.2.0.1\"}, {\"address\": \"10.2.0.2\"}]}]}"
 
+/*
+ * The allocator model: every aligned_alloc of at least a table's bytes
+ * (2 * 65537; the snapshots' other blocks are far smaller here) is recorded
+ * until freed. The builder's own counters are not consulted.
+ */
+#define TRACK_MIN (2u * 65537u)
+#define TRACK_MAX 256
+
+void *__real_aligned_alloc(size_t align, size_t size);
+void __real_free(void *p);
+void *__wrap_aligned_alloc(size_t align, size_t size);
+void __wrap_free(void *p);
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static const void *g_live[TRACK_MAX]; /* large blocks allocated and not freed */
+static unsigned int g_n_live;
+
+void *
+__wrap_aligned_alloc(size_t align, size_t size)
+{
+	void *p = __real_aligned_alloc(align, size);
+
+	if (p != NULL && size >= TRACK_MIN) {
+		pthread_mutex_lock(&g_mu);
+		if (g_n_live < TRACK_MAX)
+			g_live[g_n_live++] = p;
+		pthread_mutex_unlock(&g_mu);
+	}
+	return p;
+}
+
+void
+__wrap_free(void *p)
+{
+	pthread_mutex_lock(&g_mu);
+	for (unsigned int i = 0; p != NULL && i < g_n_live; i++)
+		if (g_live[i] == p) {
+			g_live[i] = g_live[--g_n_live];
+			break;
+		}
+	pthread_mutex_unlock(&g_mu);
+	__real_free(p);
+}
+
+/* Whether a table's memory lies in a live large block of the model. */
+static bool
+table_live(const uint16_t *t, size_t bytes)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&g_mu);
+	for (unsigned int i = 0; i < g_n_live && !found; i++)
+		found = (const uint8_t *)t >= (const uint8_t *)g_live[i] &&
+		        (const uint8_t *)t + bytes <= (const uint8_t *)g_live[i] + 64 + bytes;
+	pthread_mutex_unlock(&g_mu);
+	return found;
+}
+
+static unsigned int
+n_live(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&g_mu);
+	n = g_n_live;
+	pthread_mutex_unlock(&g_mu);
+	return n;
+}
+
+/* Distinct table pointers over the snapshots given (NULL entries skipped). */
+static unsigned int
+distinct_tables(struct lb_snapshot *const *s, unsigned int n)
+{
+	const uint16_t *seen[64];
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		for (uint32_t v = 0; s[i] != NULL && v < s[i]->n_vips; v++) {
+			unsigned int j = 0;
+
+			while (j < k && seen[j] != s[i]->vips[v].table)
+				j++;
+			if (j == k) {
+				assert_true(k < 64);
+				seen[k++] = s[i]->vips[v].table;
+			}
+		}
+	return k;
+}
+
 static struct lb_config *
-config(void)
+config_from(const char *text)
 {
 	json_error_t je;
-	json_t *root = json_loads(CFG, 0, &je);
+	json_t *root = json_loads(text, 0, &je);
 	char err[256];
 	struct lb_config *c;
 
@@ -39,6 +134,12 @@ config(void)
 	json_decref(root);
 	assert_non_null(c);
 	return c;
+}
+
+static struct lb_config *
+config(void)
+{
+	return config_from(CFG);
 }
 
 static size_t
@@ -153,6 +254,150 @@ test_snapshot_no_overrides_is_empty(void **state)
 	lb_config_free(c);
 }
 
+/* A third VIP, so two changes in turn leave one table untouched by both. */
+#define CFG3                                                                                       \
+	"{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": \"02:00:00:00:00:01\"},"      \
+	" \"maglev\": {\"table_size\": 65537, \"seed\": \"snap\"},"                                \
+	" \"vips\": [{\"address\": \"192.0.2.1\", \"port\": 80, \"protocol\": \"tcp\","            \
+	"             \"backends\": [{\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\"}]},"  \
+	"            {\"address\": \"192.0.2.2\", \"port\": 80, \"protocol\": \"tcp\","            \
+	"             \"backends\": [{\"address\": \"10.2.0.1\"}, {\"address\": \"10.2.0.2\"}]},"  \
+	"            {\"address\": \"192.0.2.3\", \"port\": 80, \"protocol\": \"tcp\","            \
+	"             \"backends\": [{\"address\": \"10.3.0.1\"}, {\"address\": \"10.3.0.2\"}]}]}"
+
+/*
+ * A change to one VIP gives that VIP a new table (equal to a fresh build) and
+ * leaves every other VIP pointing at the previous snapshot's table; retiring
+ * snapshots in any order frees exactly the tables no live snapshot references.
+ */
+static void
+test_snapshot_shares_tables_and_frees_the_unreferenced(void **state)
+{
+	struct lb_config *c = config_from(CFG3);
+	char err[256];
+	struct lb_snapshot *s[3], *fresh;
+	const uint16_t *changed0, *changed1, *first0;
+	size_t bytes;
+
+	(void)state;
+	assert_int_equal(n_live(), 0);
+	s[0] = lb_snapshot_build(c, 1, err, sizeof(err));
+	assert_non_null(s[0]);
+	bytes = table_bytes(s[0]);
+	assert_int_equal(n_live(), 3); /* one table per VIP */
+
+	c->vips[0].backends[1].weight = 3;
+	s[1] = lb_snapshot_build_ext(c, 2, s[0], NULL, 0, err, sizeof(err));
+	assert_non_null(s[1]);
+	assert_ptr_not_equal(s[1]->vips[0].table, s[0]->vips[0].table);
+	assert_ptr_equal(s[1]->vips[1].table, s[0]->vips[1].table);
+	assert_ptr_equal(s[1]->vips[2].table, s[0]->vips[2].table);
+	assert_int_equal(n_live(), 4); /* only VIP 0's table is new */
+	fresh = lb_snapshot_build(c, 9, err, sizeof(err));
+	assert_non_null(fresh);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(s[1]->vips[i].table, fresh->vips[i].table, bytes);
+	lb_snapshot_free(fresh);
+	assert_int_equal(n_live(), 4);
+
+	c->vips[1].backends[0].state = LB_BACKEND_DRAINING;
+	s[2] = lb_snapshot_build_ext(c, 3, s[1], NULL, 0, err, sizeof(err));
+	assert_non_null(s[2]);
+	assert_ptr_equal(s[2]->vips[0].table, s[1]->vips[0].table);
+	assert_ptr_not_equal(s[2]->vips[1].table, s[1]->vips[1].table);
+	assert_ptr_equal(s[2]->vips[2].table, s[0]->vips[2].table);
+	fresh = lb_snapshot_build(c, 9, err, sizeof(err));
+	assert_non_null(fresh);
+	assert_memory_equal(s[2]->vips[1].table, fresh->vips[1].table, bytes);
+	lb_snapshot_free(fresh);
+	assert_int_equal(n_live(), distinct_tables(s, 3));
+	assert_int_equal(n_live(), 5);
+
+	/* The oldest retires first: only its own VIP 0 table goes. */
+	first0 = s[0]->vips[0].table;
+	changed0 = s[1]->vips[0].table;
+	changed1 = s[2]->vips[1].table;
+	lb_snapshot_free(s[0]);
+	s[0] = NULL;
+	assert_false(table_live(first0, bytes));
+	assert_int_equal(n_live(), distinct_tables(s, 3));
+	assert_int_equal(n_live(), 4);
+	/* Then the newest (out of order): its own VIP 1 table goes, s[1] intact. */
+	lb_snapshot_free(s[2]);
+	s[2] = NULL;
+	assert_false(table_live(changed1, bytes));
+	assert_int_equal(n_live(), distinct_tables(s, 3));
+	assert_int_equal(n_live(), 3);
+	for (int i = 0; i < 3; i++)
+		assert_true(table_live(s[1]->vips[i].table, bytes));
+	assert_ptr_equal(s[1]->vips[0].table, changed0);
+	lb_snapshot_free(s[1]);
+	assert_int_equal(n_live(), 0);
+	lb_config_free(c);
+}
+
+/* A snapshot rebuilt with no change shares every table and allocates none. */
+static void
+test_snapshot_rebuild_without_change_allocates_no_table(void **state)
+{
+	struct lb_config *c = config_from(CFG3);
+	char err[256];
+	struct lb_snapshot *s1, *s2;
+
+	(void)state;
+	s1 = lb_snapshot_build(c, 1, err, sizeof(err));
+	assert_non_null(s1);
+	s2 = lb_snapshot_build_ext(c, 2, s1, NULL, 0, err, sizeof(err));
+	assert_non_null(s2);
+	assert_int_equal(n_live(), 3);
+	for (int i = 0; i < 3; i++)
+		assert_ptr_equal(s2->vips[i].table, s1->vips[i].table);
+	lb_snapshot_free(s2);
+	assert_int_equal(n_live(), 3);
+	lb_snapshot_free(s1);
+	assert_int_equal(n_live(), 0);
+	lb_config_free(c);
+}
+
+/* Sixteen VIPs built on 1 and on 4 threads: the same tables byte for byte. */
+static void
+test_snapshot_threads_give_the_same_tables(void **state)
+{
+	char text[8192], *p = text;
+	struct lb_config *c;
+	struct lb_snapshot *one, *four;
+	char err[256];
+
+	(void)state;
+	p += sprintf(p, "{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": "
+	                "\"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 65537, "
+	                "\"seed\": \"par\"}, \"vips\": [");
+	for (int v = 0; v < 16; v++) {
+		p += sprintf(p,
+		             "%s{\"address\": \"192.0.2.%d\", \"port\": 80, \"protocol\": \"tcp\", "
+		             "\"backends\": [",
+		             v ? ", " : "", v + 1);
+		for (int b = 0; b <= v % 5; b++)
+			p += sprintf(p, "%s{\"address\": \"10.%d.0.%d\"}", b ? ", " : "", v, b + 1);
+		p += sprintf(p, "]}");
+	}
+	sprintf(p, "]}");
+	c = config_from(text);
+	one = lb_snapshot_build_par(c, 1, NULL, NULL, 0, 1, err, sizeof(err));
+	four = lb_snapshot_build_par(c, 1, NULL, NULL, 0, 4, err, sizeof(err));
+	assert_non_null(one);
+	assert_non_null(four);
+	assert_int_equal(n_live(), 32);
+	for (int v = 0; v < 16; v++) {
+		assert_int_equal(one->vips[v].n_active, v % 5 + 1);
+		assert_memory_equal(one->vips[v].table, four->vips[v].table, table_bytes(one));
+	}
+	lb_snapshot_free(one);
+	lb_snapshot_free(four);
+	assert_int_equal(n_live(), 0);
+	lb_config_free(c);
+}
+
 int
 main(void)
 {
@@ -161,6 +406,9 @@ main(void)
 	        cmocka_unit_test(test_snapshot_seed_change_rebuilds),
 	        cmocka_unit_test(test_snapshot_overrides_found),
 	        cmocka_unit_test(test_snapshot_no_overrides_is_empty),
+	        cmocka_unit_test(test_snapshot_shares_tables_and_frees_the_unreferenced),
+	        cmocka_unit_test(test_snapshot_rebuild_without_change_allocates_no_table),
+	        cmocka_unit_test(test_snapshot_threads_give_the_same_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
