@@ -24,7 +24,9 @@
 #define LB_MAGLEV_DEFAULT_SIZE 65537u
 #define LB_MAGLEV_MAX_SIZE 1048573u /* largest prime below 2^20 */
 /* All VIPs' Maglev tables together: VIPs x table_size slots of 2 bytes, at most
- * 2^28 slots (512 MiB per snapshot; twice that while a retired one waits). */
+ * 2^28 slots (512 MiB for one set of tables). Snapshots alive at once share the
+ * tables whose inputs did not change, so each adds only the tables it changed
+ * (docs/reliability.md, "Memory of the Maglev tables"). */
 #define LB_MAGLEV_MAX_SLOTS (1ull << 28)
 #define LB_GUE_DEFAULT_PORT 6080
 
@@ -76,7 +78,8 @@ struct lb_vip {
 	uint8_t encap;         /* enum lb_encap_type */
 	uint16_t id;           /* stable, indexes per-core VIP counters */
 	uint32_t n_active;     /* backends present in the table */
-	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty */
+	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty;
+	                        * may be shared with other snapshots (read-only) */
 	uint64_t table_digest; /* of everything the table was built from (control only) */
 };
 
