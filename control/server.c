@@ -3,7 +3,10 @@
  * Control socket server: Unix stream listener, per-client line framing and
  * output queues, all non-blocking on one level-triggered epoll set of its own.
  * Every limit closes only the offending connection; the daemon never waits on
- * a client. Requests of one client are answered in order, one at a time.
+ * a client. Requests of one client are answered in order, at most per_turn of
+ * them per process call: the rest wait in its input buffer on a FIFO of
+ * clients with work left, and an eventfd keeps the epoll set readable
+ * meanwhile.
  */
 #include <errno.h>
 #include <grp.h>
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -37,6 +41,9 @@ struct client {
 	size_t scan; /* in[0, scan) holds no '\n' */
 	char *out;   /* out[out_head, out_len) is unsent */
 	size_t out_head, out_len, out_cap;
+	bool backlog;         /* complete lines left over: on the ready FIFO, not read */
+	struct client *ready; /* next on the ready FIFO */
+	uint64_t served_turn; /* the process call that last answered it */
 };
 
 struct lb_server {
@@ -45,9 +52,13 @@ struct lb_server {
 	dev_t dev; /* identity of the socket file we created */
 	ino_t ino;
 	int lfd, epfd;
+	int kick;           /* eventfd in the epoll set, signalled while ready is not empty */
+	bool kicked;        /* kick holds a count */
 	bool accept_paused; /* out of descriptors: retried from the tick */
 	unsigned int n_clients;
 	struct client *clients;
+	struct client *ready_head, *ready_tail; /* clients with requests left, FIFO */
+	uint64_t turn;                          /* process calls so far */
 };
 
 static char *
@@ -67,8 +78,54 @@ builtin_error_reply(int code, const char *message)
 /* ---- clients ---------------------------------------------------------------- */
 
 static void
+ready_push(struct lb_server *s, struct client *c)
+{
+	c->backlog = true;
+	c->ready = NULL;
+	if (s->ready_tail != NULL)
+		s->ready_tail->ready = c;
+	else
+		s->ready_head = c;
+	s->ready_tail = c;
+}
+
+static struct client *
+ready_pop(struct lb_server *s)
+{
+	struct client *c = s->ready_head;
+
+	if (c != NULL) {
+		s->ready_head = c->ready;
+		if (s->ready_head == NULL)
+			s->ready_tail = NULL;
+		c->ready = NULL;
+		c->backlog = false;
+	}
+	return c;
+}
+
+static void
+ready_remove(struct lb_server *s, struct client *c)
+{
+	struct client **pp = &s->ready_head, *prev = NULL;
+
+	while (*pp != NULL && *pp != c) {
+		prev = *pp;
+		pp = &(*pp)->ready;
+	}
+	if (*pp == NULL)
+		return;
+	*pp = c->ready;
+	if (s->ready_tail == c)
+		s->ready_tail = prev;
+	c->backlog = false;
+}
+
+static void
 client_close(struct lb_server *s, struct client *c)
 {
+	if (c->backlog)
+		ready_remove(s, c);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev != NULL)
@@ -89,11 +146,14 @@ pending(const struct client *c)
 	return c->out_len - c->out_head;
 }
 
-/* Ask epoll for input unless closing, for output only while some is pending. */
+/*
+ * Ask epoll for input unless closing or requests are still waiting in the
+ * input buffer, for output only while some is pending.
+ */
 static int
 client_rearm(struct lb_server *s, struct client *c)
 {
-	uint32_t want = (c->closing ? 0 : EPOLLIN) | (pending(c) > 0 ? EPOLLOUT : 0);
+	uint32_t want = (c->closing || c->backlog ? 0 : EPOLLIN) | (pending(c) > 0 ? EPOLLOUT : 0);
 	struct epoll_event ev = {.events = want, .data.ptr = c};
 
 	if (want == c->events)
@@ -198,24 +258,33 @@ client_too_large(struct lb_server *s, struct client *c)
 	return client_queue(s, c, s->p.error_reply(LB_SERVER_ERR_TOO_LARGE, msg), true);
 }
 
-/* Answer every complete line in the input buffer, in order. */
+/*
+ * Answer the complete lines in the input buffer, in order, at most per_turn
+ * requests. With complete lines left over the client goes on the ready FIFO
+ * (and is not read from) until a later turn has answered them.
+ */
 static int
 client_lines(struct lb_server *s, struct client *c)
 {
+	unsigned int answered = 0;
 	size_t start = 0;
-	char *nl;
+	char *nl = NULL;
 	int rc;
 
+	c->served_turn = s->turn;
 	while (!c->closing && (nl = memchr(c->in + c->scan, '\n', c->in_len - c->scan)) != NULL) {
 		const char *line = c->in + start;
 		size_t len = (size_t)(nl - line);
 
+		if (answered == s->p.per_turn)
+			break; /* this line is left for the next turn */
 		start = c->scan = (size_t)(nl - c->in) + 1;
 		if (len > s->p.max_request)
 			return client_too_large(s, c);
 		if (len == 0 || (len == 1 && line[0] == '\r'))
 			continue; /* a blank line is no request */
 		c->last_active = lb_now_ms();
+		answered++;
 		rc = client_queue(s, c, s->p.on_request(s->p.arg, line, len), false);
 		if (rc != 0)
 			return rc;
@@ -226,6 +295,11 @@ client_lines(struct lb_server *s, struct client *c)
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
 	c->in_len -= start;
+	if (nl != NULL) {
+		c->scan = 0;
+		ready_push(s, c);
+		return 0;
+	}
 	c->scan = c->in_len; /* the rest holds no '\n': not scanned again */
 	if (c->in_len > s->p.max_request)
 		return client_too_large(s, c);
@@ -277,7 +351,7 @@ client_event(struct lb_server *s, struct client *c, uint32_t events)
 
 	if (events & EPOLLERR)
 		rc = -EPIPE;
-	if (rc == 0 && (events & EPOLLIN) && !c->closing)
+	if (rc == 0 && (events & EPOLLIN) && !c->closing && !c->backlog)
 		rc = client_read(s, c);
 	else if (rc == 0 && (events & EPOLLHUP))
 		rc = -EPIPE; /* both directions gone: nothing can be delivered */
@@ -339,12 +413,43 @@ accept_clients(struct lb_server *s)
 	}
 }
 
+/* Keep the epoll set readable exactly while some client has requests left. */
+static void
+kick_update(struct lb_server *s)
+{
+	uint64_t v = 1;
+
+	if (s->ready_head != NULL && !s->kicked)
+		s->kicked = write(s->kick, &v, sizeof(v)) == (ssize_t)sizeof(v);
+	else if (s->ready_head == NULL && s->kicked)
+		s->kicked = !(read(s->kick, &v, sizeof(v)) == (ssize_t)sizeof(v));
+}
+
+/* Answer the next requests of a client that had some left (rearm or close it). */
+static void
+client_resume(struct lb_server *s, struct client *c)
+{
+	int rc = client_lines(s, c);
+
+	if (rc == 0)
+		rc = client_flush(c);
+	if (rc == 0 && c->closing && pending(c) == 0)
+		rc = -ESHUTDOWN;
+	if (rc == 0)
+		rc = client_rearm(s, c);
+	if (rc != 0)
+		client_close(s, c);
+}
+
 int
 lb_server_process(struct lb_server *s)
 {
 	struct epoll_event evs[EVENT_BATCH];
+	struct client *c;
+	size_t waiting = 0;
 	int n;
 
+	s->turn++;
 	do
 		n = epoll_wait(s->epfd, evs, EVENT_BATCH, 0);
 	while (n < 0 && errno == EINTR);
@@ -355,9 +460,20 @@ lb_server_process(struct lb_server *s)
 	for (int i = 0; i < n; i++) {
 		if (evs[i].data.ptr == s)
 			accept_clients(s);
-		else
+		else if (evs[i].data.ptr != &s->kick)
 			client_event(s, evs[i].data.ptr, evs[i].events);
 	}
+	/* Then one more share for each client that was waiting, in FIFO order;
+	 * one that was read and answered above waits for the next call. */
+	for (c = s->ready_head; c != NULL; c = c->ready)
+		waiting++;
+	while (waiting-- > 0 && (c = ready_pop(s)) != NULL) {
+		if (c->served_turn == s->turn)
+			ready_push(s, c);
+		else
+			client_resume(s, c);
+	}
+	kick_update(s);
 	return 0;
 }
 
@@ -519,7 +635,7 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 	}
 	s = calloc(1, sizeof(*s));
 	if (s != NULL) {
-		s->lfd = s->epfd = -1;
+		s->lfd = s->epfd = s->kick = -1;
 		s->path = strdup(p->path);
 	}
 	if (s == NULL || s->path == NULL) {
@@ -540,11 +656,22 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 		s->p.idle_ms = LB_SERVER_DEFAULT_IDLE_MS;
 	if (s->p.max_clients == 0)
 		s->p.max_clients = LB_SERVER_DEFAULT_MAX_CLIENTS;
+	if (s->p.per_turn == 0)
+		s->p.per_turn = LB_SERVER_DEFAULT_PER_TURN;
 	if (s->p.error_reply == NULL)
 		s->p.error_reply = builtin_error_reply;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->epfd < 0 || s->lfd < 0) {
+	s->kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->kick >= 0) {
+		struct epoll_event kev = {.events = EPOLLIN, .data.ptr = &s->kick};
+
+		if (s->epfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->kick, &kev) != 0) {
+			close(s->kick);
+			s->kick = -1;
+		}
+	}
+	if (s->epfd < 0 || s->lfd < 0 || s->kick < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", p->path, strerror(-rc));
 		goto fail;
@@ -597,6 +724,8 @@ fail:
 			close(s->lfd);
 		if (s->epfd >= 0)
 			close(s->epfd);
+		if (s->kick >= 0)
+			close(s->kick);
 		free(s->path);
 		free(s);
 	}
@@ -627,6 +756,7 @@ lb_server_destroy(struct lb_server *s)
 		client_close(s, s->clients);
 	close(s->lfd);
 	close(s->epfd);
+	close(s->kick);
 	/* Only our own file: a successor may already have replaced it. */
 	if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		unlink(s->path);

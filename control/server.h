@@ -19,6 +19,7 @@
 #define LB_SERVER_DEFAULT_MAX_OUTPUT (4u << 20)  /* unsent reply bytes per client */
 #define LB_SERVER_DEFAULT_IDLE_MS 60000u         /* without a complete request */
 #define LB_SERVER_DEFAULT_MAX_CLIENTS 1024u
+#define LB_SERVER_DEFAULT_PER_TURN 8u /* requests answered per client per process call */
 
 /* JSON-RPC "invalid request", the code of the too-large reply. */
 #define LB_SERVER_ERR_TOO_LARGE (-32600)
@@ -43,6 +44,7 @@ struct lb_server_params {
 	size_t max_output;        /* 0: LB_SERVER_DEFAULT_MAX_OUTPUT */
 	uint32_t idle_ms;         /* 0: LB_SERVER_DEFAULT_IDLE_MS */
 	unsigned int max_clients; /* 0: LB_SERVER_DEFAULT_MAX_CLIENTS */
+	unsigned int per_turn;    /* requests per client per process call; 0: the default */
 	lb_server_request_fn on_request;
 	lb_server_error_fn error_reply; /* NULL: a built-in JSON-RPC error object */
 	void *arg;                      /* passed to on_request */
@@ -80,7 +82,10 @@ int lb_server_fd(const struct lb_server *s);
 
 /**
  * Accept, read, answer and write whatever is ready, without blocking. Each
- * readable client gets one read of at most 64 KiB per call, so one busy client
+ * readable client gets one read of at most 64 KiB per call and at most
+ * per_turn of its requests answered; the rest of its complete lines stay
+ * queued, in order, and get the next share on the next call (the server's
+ * descriptor stays readable until every one is answered), so one busy client
  * cannot starve the others.
  *
  * @return 0, or -errno if epoll itself failed.

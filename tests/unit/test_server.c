@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -35,6 +36,8 @@ struct fixture {
 	char path[128];
 	struct lb_server *srv;
 	unsigned int calls;
+	unsigned int a_calls; /* lines starting with 'a' answered so far */
+	int b_after_a;        /* a_calls when the line "b" was answered; -1: not yet */
 };
 
 static uint64_t
@@ -54,6 +57,10 @@ echo(void *arg, const char *line, size_t len)
 	char *r;
 
 	f->calls++;
+	if (len > 0 && line[0] == 'a')
+		f->a_calls++;
+	if (len == 1 && line[0] == 'b')
+		f->b_after_a = (int)f->a_calls;
 	if (len > 0 && line[0] == '#')
 		return NULL;
 	r = malloc(len + 6);
@@ -74,6 +81,7 @@ setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/spw-srv.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/ctl.sock", f->dir);
+	f->b_after_a = -1;
 	*state = f;
 	return 0;
 }
@@ -283,6 +291,58 @@ test_server_eof_after_request_still_answered(void **state)
 	assert_true(eof);
 	assert_int_equal(lb_server_clients(s), 0);
 	close(fd);
+}
+
+/*
+ * One client pipelines many requests in one write, another sends one: each
+ * process call answers at most LB_SERVER_DEFAULT_PER_TURN requests of a
+ * client, so the second client's request is answered before the first
+ * client's last; the first client's replies all come, in order, on later
+ * calls, and the server's descriptor stays readable while any wait.
+ */
+static void
+test_server_fair_turns(void **state)
+{
+	enum { N = 100 };
+	struct fixture *f = *state;
+	struct lb_server_params p = params(f);
+	struct lb_server *s = start(f, &p);
+	char req[N * 8], want[N * 16], buf[N * 16];
+	int a = client(f->path), b = client(f->path);
+	size_t rl = 0, wl = 0;
+	unsigned int turns = 0;
+	uint64_t end;
+	bool eof;
+
+	pump(s, 10); /* both accepted */
+	for (int i = 0; i < N; i++) {
+		rl += (size_t)snprintf(req + rl, sizeof(req) - rl, "a%d\n", i);
+		wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "echo:a%d\n", i);
+	}
+	send_all(s, a, req, rl);
+	send_str(s, b, "b\n");
+	end = now_ms() + WAIT_MS;
+	while (f->a_calls < N && now_ms() < end) {
+		unsigned int before = f->a_calls;
+		struct pollfd pf = {.fd = lb_server_fd(s), .events = POLLIN};
+
+		/* Work is waiting (requests on the sockets or queued): the
+		 * descriptor the control loop polls must say so. */
+		assert_int_equal(poll(&pf, 1, WAIT_MS), 1);
+		assert_int_equal(lb_server_process(s), 0);
+		assert_true(f->a_calls - before <= LB_SERVER_DEFAULT_PER_TURN);
+		turns++;
+	}
+	assert_int_equal(f->a_calls, N);
+	assert_true(turns >= N / LB_SERVER_DEFAULT_PER_TURN);
+	assert_true(f->b_after_a >= 0);
+	assert_true(f->b_after_a < N);
+	expect_reply(s, b, "echo:b\n");
+	read_lines(s, a, buf, sizeof(buf), N, &eof);
+	assert_false(eof);
+	assert_string_equal(buf, want);
+	close(a);
+	close(b);
 }
 
 /* ---- limits ----------------------------------------------------------------- */
@@ -636,6 +696,7 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_server_pipelined_in_order, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_eof_after_request_still_answered, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_server_fair_turns, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_request_too_large, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_idle_closed, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_slow_reader_closed_others_served, setup,
