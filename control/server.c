@@ -9,6 +9,7 @@
  * meanwhile.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -566,6 +567,49 @@ probe(const char *path, char *err, size_t errlen)
 	}
 }
 
+/*
+ * A directory of our own next to path (mode 0700, so nobody else can put a
+ * symlink in it) and the name to bind in it: "DIR/.spw-XXXXXX/s", or, when
+ * that is too long for sun_path, the same reached through
+ * /proc/self/fd/DIRFD/s. 0, or -errno with the reason in err.
+ */
+static int
+private_dir(const char *path, char *dir, size_t dlen, int *dfd, struct sockaddr_un *sa, char *err,
+            size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	int n = slash == NULL ? snprintf(dir, dlen, ".spw-XXXXXX")
+	                      : snprintf(dir, dlen, "%.*s/.spw-XXXXXX", (int)(slash - path), path);
+
+	*dfd = -1;
+	if (n < 0 || (size_t)n >= dlen) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (mkdtemp(dir) == NULL) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "%s: cannot create a private directory next to it: %s", path,
+		         strerror(-rc));
+		return rc;
+	}
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/s", dir);
+	if (n > 0 && (size_t)n < sizeof(sa->sun_path))
+		return 0;
+	*dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0) {
+		int rc = -errno;
+
+		rmdir(dir);
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/s", *dfd);
+	return 0;
+}
+
 int
 lb_server_check_path(const char *path, char *err, size_t errlen)
 {
@@ -607,11 +651,12 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct lb_server *s = NULL;
-	struct sockaddr_un sa;
+	struct sockaddr_un sa, tmp;
+	char dir[sizeof(sa.sun_path) + 16] = "";
 	bool bound = false;
 	struct stat st;
 	gid_t gid = 0;
-	int rc;
+	int rc, dfd = -1;
 
 	if (p == NULL || p->on_request == NULL || (p->mode & ~(mode_t)0777) != 0) {
 		snprintf(err, errlen, "control socket: invalid parameters");
@@ -676,34 +721,52 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", p->path, strerror(-rc));
 		goto fail;
 	}
-	/* Created owner-only whatever the umask, so nobody can connect before the
-	 * mode and group below are in place: Linux creates the node with the
-	 * socket inode's mode masked by the umask. Not umask(): that is per
-	 * process, and EAL's threads are running. */
+	/* Bound, given its group and mode, and checked in a directory of our
+	 * own (0700: no symlink can be swapped in there, nobody can connect
+	 * yet), then renamed into place without replacing anything that
+	 * appeared at the path meanwhile. The file is visible only complete. */
+	rc = private_dir(p->path, dir, sizeof(dir), &dfd, &tmp, err, errlen);
+	if (rc != 0)
+		goto fail;
+	/* Owner-only whatever the umask in any case: Linux creates the node
+	 * with the socket inode's mode masked by the umask. */
 	if (fchmod(s->lfd, 0600) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: fchmod: %s", p->path, strerror(-rc));
 		goto fail;
 	}
-	rc = bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : -errno;
+	rc = bind(s->lfd, (struct sockaddr *)&tmp, sizeof(tmp)) == 0 ? 0 : -errno;
 	if (rc != 0) {
-		snprintf(err, errlen, "%s: cannot bind: %s", p->path,
-		         rc == -EADDRINUSE ? "another spillwayd is listening" : strerror(-rc));
+		snprintf(err, errlen, "%s: cannot bind: %s", p->path, strerror(-rc));
 		goto fail;
 	}
 	bound = true;
-	if (p->group != NULL && chown(p->path, (uid_t)-1, gid) != 0) {
+	if (p->group != NULL && chown(tmp.sun_path, (uid_t)-1, gid) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: cannot give it group %s: %s", p->path, p->group,
 		         strerror(-rc));
 		goto fail;
 	}
-	if (chmod(p->path, s->p.mode) != 0 || lstat(p->path, &st) != 0) {
+	if (chmod(tmp.sun_path, s->p.mode) != 0 || lstat(tmp.sun_path, &st) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: cannot set mode %04o: %s", p->path,
 		         (unsigned int)s->p.mode, strerror(-rc));
 		goto fail;
 	}
+	if (renameat2(AT_FDCWD, tmp.sun_path, AT_FDCWD, p->path, RENAME_NOREPLACE) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", p->path,
+		         rc == -EEXIST ? "something appeared at the path while the socket was "
+		                         "being created (not replacing it)"
+		                       : strerror(-rc));
+		goto fail;
+	}
+	bound = false;
+	rmdir(dir);
+	if (dfd >= 0)
+		close(dfd);
+	dfd = -1;
+	dir[0] = '\0';
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	ev.data.ptr = s;
@@ -718,7 +781,11 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 	return s;
 fail:
 	if (bound)
-		unlink(p->path);
+		unlink(tmp.sun_path);
+	if (dir[0] != '\0')
+		rmdir(dir);
+	if (dfd >= 0)
+		close(dfd);
 	if (s != NULL) {
 		if (s->lfd >= 0)
 			close(s->lfd);

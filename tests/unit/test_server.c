@@ -29,6 +29,29 @@
 #include "../../control/server.h"
 
 #define ERR_LEN 512
+
+/*
+ * bind() is wrapped (-Wl,--wrap=bind): once it succeeds and swap_path is
+ * set, whatever is at swap_path is replaced by a symlink to swap_target, as
+ * another user with write access to the directory could do between bind()
+ * and the chown()/chmod() that follow it.
+ */
+int __real_bind(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len);
+static const char *swap_path, *swap_target;
+
+int
+__wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int rc = __real_bind(fd, sa, len);
+
+	if (rc == 0 && swap_path != NULL) {
+		unlink(swap_path);
+		if (symlink(swap_target, swap_path) != 0)
+			abort();
+	}
+	return rc;
+}
 #define WAIT_MS 3000 /* generous bound for anything that should be immediate */
 
 struct fixture {
@@ -579,6 +602,78 @@ test_server_group(void **state)
 	assert_int_equal(access(f->path, F_OK), -1); /* nothing created */
 }
 
+/*
+ * A symlink swapped in at the socket path right after bind() must not carry
+ * the group and mode to the file it points to: the file keeps its mode and
+ * group, and the server is not created over the symlink.
+ */
+static void
+test_server_symlink_swap_not_followed(void **state)
+{
+	struct fixture *f = *state;
+	struct lb_server_params p = params(f);
+	char victim[192], gid[32], err[ERR_LEN] = "";
+	gid_t want_gid = geteuid() == 0 ? 1 : getgid();
+	struct lb_server *s;
+	struct stat st, before;
+	int fd;
+
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	fd = open(victim, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(victim, 0600), 0);
+	assert_int_equal(lstat(victim, &before), 0);
+	snprintf(gid, sizeof(gid), "%u", (unsigned int)want_gid);
+	p.group = gid;
+	p.mode = 0666;
+	swap_path = f->path;
+	swap_target = victim;
+	s = lb_server_create(&p, err, sizeof(err));
+	swap_path = NULL;
+	assert_int_equal(lstat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_gid, before.st_gid);
+	assert_null(s);
+	assert_int_equal(errno, EEXIST);
+	assert_non_null(strstr(err, f->path));
+	/* The symlink is left alone, and nothing of ours is left behind. */
+	assert_int_equal(lstat(f->path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(unlink(victim), 0);
+	assert_int_equal(rmdir(f->dir), 0);
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+}
+
+/* A path of 107 bytes whose temporary neighbour would be longer still works. */
+static void
+test_server_longest_path(void **state)
+{
+	struct fixture *f = *state;
+	struct lb_server_params p = params(f);
+	char dir[128], path[128];
+	struct stat st;
+	struct lb_server *s;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/", f->dir);
+	memset(dir + strlen(dir), 'd', 104 - strlen(dir));
+	dir[104] = '\0';
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ab", dir);
+	assert_int_equal(strlen(path), 107);
+	p.path = path;
+	s = start(f, &p);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660);
+	fd = client(path);
+	send_str(s, fd, "long\n");
+	expect_reply(s, fd, "echo:long\n");
+	close(fd);
+}
+
 static void
 test_server_stale_socket_replaced(void **state)
 {
@@ -660,7 +755,7 @@ test_server_bad_path(void **state)
 	p.path = "/nonexistent-dir-spw/ctl.sock";
 	assert_null(lb_server_create(&p, err, sizeof(err)));
 	assert_int_equal(errno, ENOENT);
-	assert_non_null(strstr(err, "cannot bind"));
+	assert_non_null(strstr(err, "/nonexistent-dir-spw/ctl.sock: "));
 }
 
 static void
@@ -706,6 +801,9 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_server_max_clients, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_mode_whatever_umask, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_group, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_server_symlink_swap_not_followed, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_server_longest_path, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_stale_socket_replaced, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_live_socket_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_server_not_a_socket_kept, setup, teardown),
