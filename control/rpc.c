@@ -5,9 +5,11 @@
  * tables, execution and error replies. Every call of a request or batch runs
  * against one private copy of the running configuration; the copy goes to
  * ops->apply only if every call succeeded, so a batch is one transaction with
- * one rebuild. The methods live in rpc_vip.c, rpc_backend.c, rpc_query.c,
- * rpc_hot.c and rpc_drain.c; ids beyond Jansson's numbers are found and
- * echoed by rpc_id.c.
+ * one rebuild. A request's replies together may take LB_RPC_MAX_REPLY bytes:
+ * each call's reply is measured as it is made, and the call that would pass
+ * the budget fails (aborting the batch). The methods live in rpc_vip.c,
+ * rpc_backend.c, rpc_query.c, rpc_hot.c and rpc_drain.c; ids beyond Jansson's
+ * numbers are found and echoed by rpc_id.c.
  */
 #include <stdbool.h>
 #include <errno.h>
@@ -20,6 +22,12 @@
 #include "rpc.h"
 #include "rpc_id.h"
 #include "rpc_internal.h"
+#include "server.h"
+
+_Static_assert(LB_RPC_MAX_REPLY + 1 <= LB_SERVER_DEFAULT_MAX_OUTPUT,
+               "a reply and its newline fit the server's output cap");
+_Static_assert(LB_RPC_ERR_TOO_LARGE == LB_SERVER_ERR_REPLY_TOO_LARGE,
+               "one code for a reply over either limit");
 
 #define PARSE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
@@ -130,15 +138,51 @@ params_error_data(const struct lb_rpc_outcome *o, const struct lb_rpc_method *m)
 	return d;
 }
 
+static json_t *reply(const json_t *id, const struct lb_rpc_outcome *o);
+
 /*
- * Run calls in order against one working copy. The first failure aborts the
- * rest and discards the copy; if everything succeeded and something changed,
- * one ops->apply makes it the running configuration.
+ * Charge call i's reply (and the comma before it) to the request's budget;
+ * over it, the call fails with LB_RPC_ERR_TOO_LARGE. 0 or that code.
+ */
+static int
+charge_reply(struct lb_rpc_txn *t, struct call *c, size_t i, size_t n)
+{
+	json_t *r = reply(c->id, &c->out);
+	size_t need = (r != NULL ? json_dumpb(r, NULL, 0, JSON_COMPACT) : 0) + (i > 0);
+	char msg[LB_RPC_MSG_LEN];
+
+	json_decref(r);
+	if (need <= t->reply_left) {
+		t->reply_left -= need;
+		return 0;
+	}
+	if (n == 1)
+		snprintf(msg, sizeof(msg),
+		         "reply too large: the reply takes %zu bytes, over the %zu one reply may "
+		         "take",
+		         need, LB_RPC_MAX_REPLY);
+	else
+		snprintf(msg, sizeof(msg),
+		         "reply too large: this call's reply (%zu bytes) takes the batch's reply "
+		         "past "
+		         "the %zu bytes one reply may take; send it in a request of its own or ask "
+		         "for less",
+		         need, LB_RPC_MAX_REPLY);
+	override(&c->out, LB_RPC_ERR_TOO_LARGE, msg);
+	return LB_RPC_ERR_TOO_LARGE;
+}
+
+/*
+ * Run calls in order against one working copy. The first failure (a reply
+ * over the budget included) aborts the rest and discards the copy; if
+ * everything succeeded and something changed, one ops->apply makes it the
+ * running configuration.
  */
 static void
 run_calls(const struct lb_rpc_ops *ops, struct call *calls, size_t n, const json_t *no_params)
 {
-	struct lb_rpc_txn t = {ops, NULL};
+	/* The batch's brackets are charged up front. */
+	struct lb_rpc_txn t = {ops, NULL, LB_RPC_MAX_REPLY - 2, LB_RPC_MAX_SCAN};
 	bool changed = false;
 	char err[LB_RPC_MSG_LEN];
 	size_t i;
@@ -152,6 +196,8 @@ run_calls(const struct lb_rpc_ops *ops, struct call *calls, size_t n, const json
 				c->out.data = params_error_data(&c->out, c->m);
 			break;
 		}
+		if (charge_reply(&t, c, i, n) != 0)
+			break;
 		changed = changed || c->m->mutates;
 	}
 	if (i < n) {

@@ -26,10 +26,20 @@
 #define LB_RPC_ERR_NOT_FOUND (-32001)
 #define LB_RPC_ERR_EXISTS (-32002)
 #define LB_RPC_ERR_LIMIT (-32003)
+#define LB_RPC_ERR_TOO_LARGE (-32004) /* over a request's reply or scan budget */
 #define LB_RPC_ERR_ABORTED (-32010)
 #define LB_RPC_ERR_STALLED (-32020) /* a worker is stalled: changes refused (apply -EBUSY) */
 
 #define LB_RPC_MAX_BATCH 1024
+
+/*
+ * The most bytes one reply line may take (a batch's array included), so that
+ * it and its newline fit the server's per-client output cap
+ * (LB_SERVER_DEFAULT_MAX_OUTPUT) with room to spare: 4 MiB less 4 KiB.
+ */
+#define LB_RPC_MAX_REPLY ((size_t)(4u << 20) - 4096)
+/* The most Maglev table slots one request (a batch's calls together) may scan. */
+#define LB_RPC_MAX_SCAN (1u << 24)
 
 /* What the handlers may do to the daemon. All called on the control thread. */
 struct lb_rpc_ops {

@@ -27,6 +27,8 @@
 struct lb_rpc_txn {
 	const struct lb_rpc_ops *ops;
 	struct lb_config *work; /* private copy, made by the first change; NULL until then */
+	size_t reply_left;      /* bytes of LB_RPC_MAX_REPLY the calls so far left */
+	uint64_t scan_left;     /* table slots of LB_RPC_MAX_SCAN left */
 };
 
 /* The outcome of one call: a result, or an error code and message. */

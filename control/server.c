@@ -222,8 +222,10 @@ out_append(struct client *c, const char *data, size_t len)
 
 /*
  * Queue a reply (takes it). Over the output limit with earlier replies still
- * unsent after a flush, the client is not reading: -ENOBUFS, close it. A single
- * reply is always accepted on a drained connection, however large.
+ * unsent after a flush, the client is not reading: -ENOBUFS, close it. A reply
+ * that could not fit the limit even alone is replaced by an error reply
+ * (LB_SERVER_ERR_REPLY_TOO_LARGE), so the queue never holds more than the
+ * limit (forced error replies aside).
  */
 static int
 client_queue(struct lb_server *s, struct client *c, char *reply, bool force)
@@ -234,6 +236,18 @@ client_queue(struct lb_server *s, struct client *c, char *reply, bool force)
 	if (reply == NULL)
 		return force ? -ENOMEM : 0;
 	len = strlen(reply);
+	if (!force && len + 1 > s->p.max_output) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg),
+		         "reply too large (%zu bytes, limit %zu bytes per client)", len,
+		         s->p.max_output);
+		free(reply);
+		reply = s->p.error_reply(LB_SERVER_ERR_REPLY_TOO_LARGE, msg);
+		if (reply == NULL)
+			return -ENOMEM;
+		len = strlen(reply);
+	}
 	if (!force && pending(c) > 0 && pending(c) + len + 1 > s->p.max_output) {
 		rc = client_flush(c);
 		if (rc == 0 && pending(c) > 0 && pending(c) + len + 1 > s->p.max_output)

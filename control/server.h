@@ -21,8 +21,10 @@
 #define LB_SERVER_DEFAULT_MAX_CLIENTS 1024u
 #define LB_SERVER_DEFAULT_PER_TURN 8u /* requests answered per client per process call */
 
-/* JSON-RPC "invalid request", the code of the too-large reply. */
+/* JSON-RPC "invalid request", the code of the too-large request. */
 #define LB_SERVER_ERR_TOO_LARGE (-32600)
+/* The code of the error sent in place of a reply over max_output (rpc.h's LB_RPC_ERR_TOO_LARGE). */
+#define LB_SERVER_ERR_REPLY_TOO_LARGE (-32004)
 
 struct lb_server;
 
@@ -41,7 +43,7 @@ struct lb_server_params {
 	mode_t mode;              /* file mode; 0: LB_SERVER_DEFAULT_MODE */
 	const char *group;        /* group name or numeric gid; NULL: leave as created */
 	size_t max_request;       /* 0: LB_SERVER_DEFAULT_MAX_REQUEST */
-	size_t max_output;        /* 0: LB_SERVER_DEFAULT_MAX_OUTPUT */
+	size_t max_output;        /* unsent bytes per client, a reply never more; 0: the default */
 	uint32_t idle_ms;         /* 0: LB_SERVER_DEFAULT_IDLE_MS */
 	unsigned int max_clients; /* 0: LB_SERVER_DEFAULT_MAX_CLIENTS */
 	unsigned int per_turn;    /* requests per client per process call; 0: the default */
