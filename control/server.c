@@ -9,8 +9,6 @@
  * meanwhile.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "server_file.h"
 #include "clock.h"
 
 #define READ_CHUNK (64u * 1024) /* bytes read per readable client per process call */
@@ -511,183 +510,21 @@ lb_server_tick(struct lb_server *s)
 	}
 }
 
-/* ---- the socket file ---------------------------------------------------------- */
-
-static int
-make_addr(const char *path, struct sockaddr_un *sa, char *err, size_t errlen)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (path == NULL || path[0] == '\0') {
-		snprintf(err, errlen, "control socket: empty path");
-		return -EINVAL;
-	}
-	if (strlen(path) >= sizeof(sa->sun_path)) {
-		snprintf(err, errlen, "%s: socket path too long (at most %zu bytes)", path,
-		         sizeof(sa->sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	memcpy(sa->sun_path, path, strlen(path));
-	return 0;
-}
-
-/*
- * What is at path: 0 nothing, 1 a stale socket (nobody accepts), or -errno
- * with the reason in err (a live socket, something else, no access).
- */
-static int
-probe(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un sa;
-	struct stat st;
-	int fd, rc;
-
-	rc = make_addr(path, &sa, err, errlen);
-	if (rc != 0)
-		return rc;
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "%s: exists and is not a socket (not replacing it)", path);
-		return -EEXIST;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: socket: %s", path, strerror(-rc));
-		return rc;
-	}
-	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : errno;
-	close(fd);
-	switch (rc) {
-	case 0:
-	case EAGAIN: /* its backlog is full: still somebody's listener */
-	case EINPROGRESS:
-		snprintf(err, errlen, "%s: another spillwayd is listening", path);
-		return -EADDRINUSE;
-	case ECONNREFUSED:
-		return 1;
-	case ENOENT:
-		return 0; /* removed meanwhile */
-	default:
-		snprintf(err, errlen, "%s: cannot probe the existing socket: %s", path,
-		         strerror(rc));
-		return -rc;
-	}
-}
-
-/*
- * A directory of our own next to path (mode 0700, so nobody else can put a
- * symlink in it) and the name to bind in it: "DIR/.spw-XXXXXX/s", or, when
- * that is too long for sun_path, the same reached through
- * /proc/self/fd/DIRFD/s. 0, or -errno with the reason in err.
- */
-static int
-private_dir(const char *path, char *dir, size_t dlen, int *dfd, struct sockaddr_un *sa, char *err,
-            size_t errlen)
-{
-	const char *slash = strrchr(path, '/');
-	int n = slash == NULL ? snprintf(dir, dlen, ".spw-XXXXXX")
-	                      : snprintf(dir, dlen, "%.*s/.spw-XXXXXX", (int)(slash - path), path);
-
-	*dfd = -1;
-	if (n < 0 || (size_t)n >= dlen) {
-		snprintf(err, errlen, "%s: socket path too long", path);
-		return -ENAMETOOLONG;
-	}
-	if (mkdtemp(dir) == NULL) {
-		int rc = -errno;
-
-		snprintf(err, errlen, "%s: cannot create a private directory next to it: %s", path,
-		         strerror(-rc));
-		return rc;
-	}
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/s", dir);
-	if (n > 0 && (size_t)n < sizeof(sa->sun_path))
-		return 0;
-	*dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*dfd < 0) {
-		int rc = -errno;
-
-		rmdir(dir);
-		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
-		return rc;
-	}
-	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/s", *dfd);
-	return 0;
-}
-
-int
-lb_server_check_path(const char *path, char *err, size_t errlen)
-{
-	int rc = probe(path, err, errlen);
-
-	return rc > 0 ? 0 : rc;
-}
-
-int
-lb_server_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen)
-{
-	struct group gr, *res = NULL;
-	char buf[4096], *end;
-	unsigned long v;
-	int rc;
-
-	errno = 0;
-	v = strtoul(group, &end, 10);
-	if (group[0] >= '0' && group[0] <= '9' && *end == '\0') {
-		if (errno != 0 || v >= (gid_t)-1) {
-			snprintf(err, errlen, "control group %s: not a valid gid", group);
-			return -EINVAL;
-		}
-		*gid = (gid_t)v;
-		return 0;
-	}
-	rc = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
-	if (res == NULL) {
-		snprintf(err, errlen, "control group %s: %s", group,
-		         rc != 0 ? strerror(rc) : "no such group");
-		return -EINVAL;
-	}
-	*gid = gr.gr_gid;
-	return 0;
-}
-
 struct lb_server *
 lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct lb_server *s = NULL;
-	struct sockaddr_un sa, tmp;
-	char dir[sizeof(sa.sun_path) + 16] = "";
 	bool bound = false;
-	struct stat st;
 	gid_t gid = 0;
-	int rc, dfd = -1;
+	int rc;
 
 	if (p == NULL || p->on_request == NULL || (p->mode & ~(mode_t)0777) != 0) {
 		snprintf(err, errlen, "control socket: invalid parameters");
 		errno = EINVAL;
 		return NULL;
 	}
-	rc = make_addr(p->path, &sa, err, errlen);
-	if (rc == 0 && p->group != NULL)
-		rc = lb_server_resolve_group(p->group, &gid, err, errlen);
-	if (rc == 0) {
-		rc = probe(p->path, err, errlen);
-		if (rc == 1 && unlink(p->path) != 0 && errno != ENOENT) {
-			rc = -errno;
-			snprintf(err, errlen, "%s: cannot remove the stale socket: %s", p->path,
-			         strerror(-rc));
-		}
-	}
+	rc = lb_server_file_prepare(p->path, p->group, &gid, err, errlen);
 	if (rc < 0) {
 		errno = -rc;
 		return NULL;
@@ -735,54 +572,11 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", p->path, strerror(-rc));
 		goto fail;
 	}
-	/* Bound, given its group and mode, and checked in a directory of our
-	 * own (0700: no symlink can be swapped in there, nobody can connect
-	 * yet), then renamed into place without replacing anything that
-	 * appeared at the path meanwhile. The file is visible only complete. */
-	rc = private_dir(p->path, dir, sizeof(dir), &dfd, &tmp, err, errlen);
+	rc = lb_server_file_bind(s->lfd, p->path, s->p.mode, p->group, gid, &s->dev, &s->ino, err,
+	                         errlen);
 	if (rc != 0)
 		goto fail;
-	/* Owner-only whatever the umask in any case: Linux creates the node
-	 * with the socket inode's mode masked by the umask. */
-	if (fchmod(s->lfd, 0600) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: fchmod: %s", p->path, strerror(-rc));
-		goto fail;
-	}
-	rc = bind(s->lfd, (struct sockaddr *)&tmp, sizeof(tmp)) == 0 ? 0 : -errno;
-	if (rc != 0) {
-		snprintf(err, errlen, "%s: cannot bind: %s", p->path, strerror(-rc));
-		goto fail;
-	}
 	bound = true;
-	if (p->group != NULL && chown(tmp.sun_path, (uid_t)-1, gid) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot give it group %s: %s", p->path, p->group,
-		         strerror(-rc));
-		goto fail;
-	}
-	if (chmod(tmp.sun_path, s->p.mode) != 0 || lstat(tmp.sun_path, &st) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot set mode %04o: %s", p->path,
-		         (unsigned int)s->p.mode, strerror(-rc));
-		goto fail;
-	}
-	if (renameat2(AT_FDCWD, tmp.sun_path, AT_FDCWD, p->path, RENAME_NOREPLACE) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", p->path,
-		         rc == -EEXIST ? "something appeared at the path while the socket was "
-		                         "being created (not replacing it)"
-		                       : strerror(-rc));
-		goto fail;
-	}
-	bound = false;
-	rmdir(dir);
-	if (dfd >= 0)
-		close(dfd);
-	dfd = -1;
-	dir[0] = '\0';
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
 	ev.data.ptr = s;
 	/* A backlog as deep as the client limit: a burst of connections waits for
 	 * accept() rather than failing with EAGAIN (the kernel caps it at somaxconn). */
@@ -795,11 +589,7 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 	return s;
 fail:
 	if (bound)
-		unlink(tmp.sun_path);
-	if (dir[0] != '\0')
-		rmdir(dir);
-	if (dfd >= 0)
-		close(dfd);
+		unlink(p->path);
 	if (s != NULL) {
 		if (s->lfd >= 0)
 			close(s->lfd);

@@ -275,6 +275,130 @@ if state["stats"] is not None:
     assert all(c["snapshot_gen"] == gen for c in state["stats"]["cores"]), state["stats"]["cores"]
 EOF
 
+# --- 1b: large replies and never-reading clients: memory stays bounded ---------
+# A 262139-slot table: one raw reply (~2.9 MB) fits the 4 MiB reply budget,
+# two do not. Four clients never read: two send batches of 64 raw calls, two
+# pipeline single raw calls. Bound: the daemon's peak RSS (VmHWM) grows by at
+# most 64 MiB over what it was before (4 clients x (4 MiB output cap + 1 MiB
+# request cap) = 20 MiB, plus one request's transient JSON and allocator
+# slack), and a well-behaved client gets every answer meanwhile.
+echo "== large replies, clients that never read"
+cat >"$WORK/big.json" <<'JSON'
+{"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
+ "maglev": {"table_size": 262139},
+ "flows": {"capacity": 4096},
+ "vips": [{"address": "192.0.2.10", "port": 80, "protocol": "tcp",
+           "backends": [{"address": "10.1.0.1"}, {"address": "10.1.0.2"}]}]}
+JSON
+BIGSOCK=$WORK/big.sock
+start big --config "$WORK/big.json" --control "$BIGSOCK"
+BIG=$PID
+wait_socket "$BIGSOCK" "$BIG" || { cat "$WORK/big.stderr" >&2; fail "daemon did not come up"; }
+"$PY" - "$BIGSOCK" "$BIG" <<'PYEOF'
+import json, socket, sys
+
+path, pid = sys.argv[1], int(sys.argv[2])
+VIP = {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}
+ROUNDS, LIMIT_KIB = 40, 64 * 1024
+
+
+def status(key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(path)
+    return s
+
+
+class Client:
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+
+    def send(self, req):
+        self.s.sendall(json.dumps(req).encode() + b"\n")
+
+    def line(self):
+        while b"\n" not in self.buf:
+            chunk = self.s.recv(1 << 20)
+            assert chunk, "connection closed"
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return json.loads(line)
+
+    def call(self, method, rid, **params):
+        req = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params:
+            req["params"] = params
+        self.send(req)
+        r = self.line()
+        assert isinstance(r, dict) and r.get("id") == rid, r
+        return r
+
+
+def raw_call(rid, **extra):
+    return {"jsonrpc": "2.0", "id": rid, "method": "maglev_table",
+            "params": dict(vip=VIP, raw=True, **extra)}
+
+
+good = Client(connect())
+assert "result" in good.call("version", 0)
+
+# One raw table fits; a page by from/count is that slice of it.
+t = good.call("maglev_table", 1, vip=VIP, raw=True)["result"]["table"]
+assert len(t) == 262139 and set(t) == {"10.1.0.1", "10.1.0.2"}, len(t)
+r = good.call("maglev_table", 2, vip=VIP, raw=True, **{"from": 262000, "count": 1000})
+assert r["result"]["from"] == 262000 and r["result"]["table"] == t[262000:], r.get("error")
+# Two in one batch do not: the second gets -32004 saying how, the first -32010.
+good.send([raw_call(3), raw_call(4)])
+r = good.line()
+assert [e["error"]["code"] for e in r] == [-32010, -32004], r
+assert "from and count" in r[1]["error"]["message"], r[1]
+print("  raw table: whole, by range, two in a batch refused: %s" % r[1]["error"]["message"])
+
+base_rss, base_hwm = status("VmRSS"), status("VmHWM")
+batch = (json.dumps([raw_call(i) for i in range(64)]) + "\n").encode()
+single = (json.dumps(raw_call(1)) + "\n").encode() * 16
+hogs = []
+for i in range(4):
+    h = connect()
+    h.setblocking(False)
+    hogs.append({"s": h, "data": batch if i < 2 else single, "off": 0, "gone": False})
+answers, peak = 0, base_rss
+for rnd in range(ROUNDS):
+    for hog in hogs:
+        try:
+            while not hog["gone"]:  # as much as the socket takes
+                n = hog["s"].send(hog["data"][hog["off"]:])
+                hog["off"] = (hog["off"] + n) % len(hog["data"])
+        except BlockingIOError:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            hog["gone"] = True
+    r = good.call("version", 100 + rnd)
+    assert "result" in r, r
+    answers += 1
+    peak = max(peak, status("VmRSS"))
+hwm = status("VmHWM")
+closed = sum(1 for h in hogs if h["gone"])
+print("  %d of %d answers to the good client; VmRSS %d KiB before, %d max; VmHWM %d -> %d KiB; "
+      "%d of 4 hogs closed" % (answers, ROUNDS, base_rss, peak, base_hwm, hwm, closed))
+assert answers == ROUNDS
+grown = hwm - max(base_hwm, base_rss)
+assert grown <= LIMIT_KIB, "peak RSS grew by %d KiB (bound %d KiB)" % (grown, LIMIT_KIB)
+for h in hogs:
+    h["s"].close()
+assert "result" in good.call("version", 999)
+PYEOF
+stop "$BIG"
+[[ $RC -eq 0 ]] || { cat "$WORK/big.stderr" >&2; fail "big: exit $RC after SIGTERM"; }
+
 # --- 2: socket file rules across processes -------------------------------------
 echo "== a second daemon on the same socket is refused before EAL"
 run_fg second --config "$WORK/config.json" --control "$SOCK"

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal to the control socket server (server.c): checking the socket's
+ * path and creating its file (server_file.c). lb_server_check_path and
+ * lb_server_resolve_group (server.h) live in server_file.c too.
+ */
+#ifndef LB_SERVER_FILE_H
+#define LB_SERVER_FILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/**
+ * Check path (length, what is there: a stale socket is removed) and resolve
+ * group (NULL: none) into *gid.
+ *
+ * @return 0, or -errno with "PATH: reason" in err (as lb_server_create()).
+ */
+int lb_server_file_prepare(const char *path, const char *group, gid_t *gid, char *err,
+                           size_t errlen);
+
+/**
+ * Bind the listening socket lfd at path: in a private 0700 directory next to
+ * it, given group (gid; NULL: left as created) and mode there, then renamed to
+ * path without replacing anything; the private directory is removed. *dev and
+ * *ino identify the file.
+ *
+ * @return 0, or -errno with "PATH: reason" in err (-EEXIST: something
+ *   appeared at path meanwhile, left alone); nothing of ours is left behind.
+ */
+int lb_server_file_bind(int lfd, const char *path, mode_t mode, const char *group, gid_t gid,
+                        dev_t *dev, ino_t *ino, char *err, size_t errlen);
+
+#endif /* LB_SERVER_FILE_H */
