@@ -342,6 +342,48 @@ test_rpc_reply_budget_batch(void **state)
 }
 
 /*
+ * Results that no method checks ahead (config_get of a large configuration)
+ * are measured as they are made: the call that would take the batch's reply
+ * past the budget gets -32004, the others -32010; one call fewer fits.
+ */
+static void
+test_rpc_reply_budget_measured(void **state)
+{
+	static const char get[] = REQ0("config_get");
+	struct fake *f = fake_big(64, 256);
+	const char *calls[64];
+	size_t one, fit;
+	char *dl, *text;
+	json_t *r;
+
+	(void)state;
+	dl = dq(get);
+	text = lb_rpc_handle(&f->ops, dl, strlen(dl));
+	one = strlen(text);
+	free(text);
+	free(dl);
+	fit = (LB_RPC_MAX_REPLY - 1) / (one + 1);
+	assert_true(fit >= 1 && fit + 1 < 64);
+	for (size_t i = 0; i <= fit; i++)
+		calls[i] = get;
+	calls[fit + 1] = NULL;
+	r = rpc_batch(f, calls);
+	assert_int_equal(json_array_size(r), fit + 1);
+	for (size_t i = 0; i <= fit; i++)
+		assert_error(
+		        json_array_get(r, i), i == fit ? LB_RPC_ERR_TOO_LARGE : LB_RPC_ERR_ABORTED,
+		        i == fit ? "reply too large: this call's reply" : "transaction aborted");
+	json_decref(r);
+	calls[fit] = NULL;
+	r = rpc_batch(f, calls);
+	assert_int_equal(json_array_size(r), fit);
+	for (size_t i = 0; i < fit; i++)
+		result_of(json_array_get(r, i));
+	json_decref(r);
+	fake_free(f);
+}
+
+/*
  * Slots scanned per request are bounded too: a batch of table counts over
  * LB_RPC_MAX_SCAN slots stops at the call that passes it.
  */
@@ -434,6 +476,7 @@ main(void)
 	        cmocka_unit_test(test_rpc_reply_budget_single),
 	        cmocka_unit_test(test_rpc_reply_budget_batch),
 	        cmocka_unit_test(test_rpc_scan_budget_batch),
+	        cmocka_unit_test(test_rpc_reply_budget_measured),
 	        RPC_TEST(test_rpc_config_get),
 	        RPC_TEST(test_rpc_config_save),
 	};
