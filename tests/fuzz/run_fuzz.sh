@@ -28,7 +28,11 @@ echo "run_fuzz: $(basename "$fuzzer") for ${seconds}s over $n_in inputs"
 # libFuzzer writes logs to its working directory: keep that in $tmp too.
 cd "$tmp"
 status=0
+# libFuzzer's own status for a crash is 77, which meson reads as "skipped":
+# every bug libFuzzer reports (crash, leak, out of memory) and every timeout
+# exits 1 instead.
 "$fuzzer" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-artifact_prefix="$tmp/crash/" "$@" "$tmp/corpus" || status=$?
 
 if [ "$status" -ne 0 ]; then
