@@ -132,6 +132,19 @@ def main():
         if missing:
             sys.exit("%s: unknown tests %s" % (m["id"], " ".join(missing)))
 
+    # Baseline: the unmutated tree must pass the tests the mutations name, or
+    # a failure would be credited to every mutation.
+    named = [] if a.full else sorted({t for m in muts for t in m["tests"]})
+    with open(log, "a") as f:
+        f.write("\n==== baseline (unmutated)\n")
+    if run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
+            "--print-errorlogs"] + named, work, log, a.timeout) != 0:
+        out = open(log).read().rsplit("==== baseline ", 1)[-1]
+        bad = re.findall(r"\d+/\d+ \S+ / (\S+)\s+(?:FAIL|TIMEOUT|ERROR)", out)
+        sys.exit("the unmutated tree fails %s: see %s" % (" ".join(sorted(set(bad))) or "its tests", log))
+    print("baseline: the unmutated tree passes %s" % ("the whole suite" if a.full else
+                                                      "%d named tests" % len(named)), flush=True)
+
     results = []
     for i, m in enumerate(muts, 1):
         path = os.path.join(src, m["file"])
@@ -150,10 +163,13 @@ def main():
                 if rc == 0:
                     verdict, by = "survived", ""
                 else:
-                    verdict = "caught"
                     out = open(log).read().rsplit("==== %s " % m["id"], 1)[-1]
-                    failed = re.findall(r"\d+/\d+ \S+ / (\S+)\s+(?:FAIL|TIMEOUT|ERROR)", out)
-                    by = ", ".join(sorted(set(failed))) or "rc %d" % rc
+                    failed = re.findall(r"\d+/\d+ \S+ / (\S+)\s+(?:FAIL|ERROR)", out)
+                    slow = re.findall(r"\d+/\d+ \S+ / (\S+)\s+TIMEOUT", out)
+                    # A test that only ran out of time says nothing about the
+                    # mutation on a loaded machine: not counted as caught.
+                    verdict = "caught" if failed or not slow else "timeout"
+                    by = ", ".join(sorted(set(failed or slow))) or "rc %d" % rc
         finally:
             open(path, "w").write(orig)
         dt = time.time() - t0
@@ -166,8 +182,10 @@ def main():
     caught = sum(1 for _, v, _ in results if v == "caught")
     comp = sum(1 for _, v, _ in results if v == "compile")
     surv = [m["id"] for m, v, _ in results if v == "survived"]
-    print("%d mutations: %d caught by tests, %d by the compiler, %d survived%s"
-          % (len(results), caught, comp, len(surv), (": " + " ".join(surv)) if surv else ""))
+    slow = [m["id"] for m, v, _ in results if v == "timeout"]
+    print("%d mutations: %d caught by tests, %d by the compiler, %d survived%s, %d only timed out%s"
+          % (len(results), caught, comp, len(surv), (": " + " ".join(surv)) if surv else "",
+             len(slow), (": " + " ".join(slow)) if slow else ""))
     if not a.keep and not a.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if caught == len(results) else 1
