@@ -36,6 +36,7 @@ set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_flood.sh BUILD_DIR}")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/integration
+. "$HERE/daemon_lib.sh"
 [ -x "$BUILD/pktgen/spillgen" ] || { echo "SKIP: spillgen not built"; exit 77; }
 EST=${FLOOD_ESTABLISHED:-32}
 CAPACITY=${FLOOD_CAPACITY:-65536}
@@ -95,32 +96,13 @@ cat >"$WORK/actions.json" <<JSON
  {"at": 5.5, "method": "backend_add", "params": {"vip": $VIP, "address": "10.1.0.6", "weight": 2}}]
 JSON
 
-CTL=$WORK/ctl.sock
 # In an ASan build, freed memory waits in ASan's quarantine (256 MiB by
 # default) before it is reused: the stats replies polled every 50 ms and the
 # snapshots of the membership changes would then show as RSS growth that no
 # allocation of the data path caused. A small quarantine keeps the RSS bound
 # meaningful there; other builds ignore the variable.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4"
-/usr/bin/python3 "$HERE/live_stats.py" "$CTL" "$WORK/live.json" "$WORK/stop" \
-	--period 0.05 --end 7.5 --actions "$WORK/actions.json" --deadline 280 &
-SAMPLER=$!
-set +e
-LB_ARGS="--control $CTL" timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/memif.pid" \
-	"$ROOT/pktgen/run-memif.sh" -b "$BUILD" -c "$WORK/lb.json" -k -- \
-	--scenario "$WORK/flood.json" --json "$WORK/results.json" --csv "$WORK/series.csv" \
-	--no-progress >"$WORK/out.txt" 2>&1
-RC=$?
-MP=$(cat "$WORK/memif.pid" 2>/dev/null || true)
-[ -n "$MP" ] && rm -rf "/var/run/dpdk/spillgen-$MP" "/var/run/dpdk/spillwayd-$MP"
-set -e
-touch "$WORK/stop"
-wait "$SAMPLER" || true
-SAMPLER=
-grep -v -E '^(EAL|TELEMETRY|$|hot key in)' "$WORK/out.txt" | tail -n 25
-MEMIF_WORK=$(sed -n 's/^work directory kept: //p' "$WORK/out.txt")
-[ -n "$MEMIF_WORK" ] && cp "$MEMIF_WORK"/spillwayd* "$MEMIF_WORK"/spillgen-*.err "$WORK"/ 2>/dev/null
-[ "$RC" -eq 0 ] || { echo "FAIL: run-memif.sh exited $RC"; exit 1; }
-[ -s "$WORK/spillwayd-stats.json" ] || { echo "FAIL: no spillwayd counters"; exit 1; }
+spw_memif_run "$WORK/flood.json" '^(EAL|TELEMETRY|$|hot key in)' 25 \
+	--period 0.05 --end 7.5 --actions "$WORK/actions.json" --deadline 280
 /usr/bin/python3 "$HERE/flood_check.py" "$WORK/lb.json" "$WORK/flood.json" "$WORK/live.json" \
 	"$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"

@@ -32,6 +32,7 @@ set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_hotkeys.sh BUILD_DIR}")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/integration
+. "$HERE/daemon_lib.sh"
 [ -x "$BUILD/pktgen/spillgen" ] || { echo "SKIP: spillgen not built"; exit 77; }
 WORK=$(mktemp -d /tmp/spw-hot.XXXXXX)
 MEMIF_WORK=
@@ -80,26 +81,7 @@ cat >"$WORK/scenario.json" <<'JSON'
             "pool": 64512}}]}
 JSON
 
-CTL=$WORK/ctl.sock
-/usr/bin/python3 "$HERE/live_stats.py" "$CTL" "$WORK/live.json" "$WORK/stop" \
-	--period 0.01 --end 5.0 --hot --deadline 280 &
-SAMPLER=$!
-set +e
-LB_ARGS="--control $CTL" timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/memif.pid" \
-	"$ROOT/pktgen/run-memif.sh" -b "$BUILD" -c "$WORK/lb.json" -k -- \
-	--scenario "$WORK/scenario.json" --json "$WORK/results.json" --csv "$WORK/series.csv" \
-	--no-progress >"$WORK/out.txt" 2>&1
-RC=$?
-MP=$(cat "$WORK/memif.pid" 2>/dev/null || true)
-[ -n "$MP" ] && rm -rf "/var/run/dpdk/spillgen-$MP" "/var/run/dpdk/spillwayd-$MP"
-set -e
-touch "$WORK/stop"
-wait "$SAMPLER" || true
-SAMPLER=
-grep -v -E '^(EAL|TELEMETRY|$)' "$WORK/out.txt" | tail -n 30
-MEMIF_WORK=$(sed -n 's/^work directory kept: //p' "$WORK/out.txt")
-[ -n "$MEMIF_WORK" ] && cp "$MEMIF_WORK"/spillwayd* "$MEMIF_WORK"/spillgen-*.err "$WORK"/ 2>/dev/null
-[ "$RC" -eq 0 ] || { echo "FAIL: run-memif.sh exited $RC"; exit 1; }
-[ -s "$WORK/spillwayd-stats.json" ] || { echo "FAIL: no spillwayd counters"; exit 1; }
+spw_memif_run "$WORK/scenario.json" '^(EAL|TELEMETRY|$)' 30 \
+	--period 0.01 --end 5.0 --hot --deadline 280
 /usr/bin/python3 "$HERE/hotkeys_check.py" "$WORK/lb.json" "$WORK/scenario.json" \
 	"$WORK/live.json" "$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"
