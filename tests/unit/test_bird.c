@@ -421,15 +421,76 @@ rig_close(struct rig *r, struct lb_bird *b)
 	close(r->pipe[1]);
 }
 
+/* Whose clock an asynchronous case's announcer reads for deadlines and backoff. */
+enum async_clock {
+	ASYNC_REAL_CLOCK, /* lb_now_ms (announcer) */
+	ASYNC_TEST_CLOCK  /* g_now_ms (announcer_clocked) */
+};
+
+/* What the asynchronous cases differ in: async_setup's prestate (ASYNC). */
+struct async_params {
+	uint32_t timeout_ms; /* the announcer's timeout for one exchange with BIRD */
+	enum async_clock clock;
+};
+
+/*
+ * An asynchronous case's state, made by async_setup and freed by
+ * async_teardown: the fake BIRD (setup), an announcer on its socket with the
+ * case's async_params, that announcer's publish hook, a rig it is attached
+ * to, and the snapshots of CFG_AB and CFG_BC.
+ */
+struct async {
+	struct fake *f;
+	struct lb_bird *b;
+	struct lb_publish_hook h;
+	struct rig r;
+	struct lb_snapshot *ab, *bc;
+};
+
+static int
+async_setup(void **state)
+{
+	const struct async_params *p = *state;
+	struct async *a = calloc(1, sizeof(*a));
+
+	if (a == NULL || setup(state) != 0)
+		return -1;
+	a->f = *state;
+	if (p->clock == ASYNC_TEST_CLOCK)
+		a->b = announcer_clocked(a->f, p->timeout_ms);
+	else
+		a->b = announcer(a->f, p->timeout_ms);
+	a->h = lb_bird_hook(a->b);
+	a->ab = snap_of(CFG_AB);
+	a->bc = snap_of(CFG_BC);
+	rig_open(&a->r, a->b);
+	*state = a;
+	return 0;
+}
+
+static int
+async_teardown(void **state)
+{
+	struct async *a = *state;
+
+	rig_close(&a->r, a->b);
+	lb_snapshot_free(a->ab);
+	lb_snapshot_free(a->bc);
+	lb_bird_free(a->b);
+	*state = a->f;
+	free(a);
+	return teardown(state);
+}
+
 /* Drive loop and tick until the exchange under way is over (bounded). */
 static void
-settle(struct rig *r, const struct lb_publish_hook *h, const struct lb_snapshot *live)
+settle(struct async *a, const struct lb_snapshot *live)
 {
-	for (int i = 0; i < 1000 && lb_bird_busy(h->arg); i++) {
-		lb_loop_run_once(r->loop, 10);
-		h->tick(h->arg, live);
+	for (int i = 0; i < 1000 && lb_bird_busy(a->h.arg); i++) {
+		lb_loop_run_once(a->r.loop, 10);
+		a->h.tick(a->h.arg, live);
 	}
-	assert_false(lb_bird_busy(h->arg));
+	assert_false(lb_bird_busy(a->h.arg));
 }
 
 /* ---- tests ---- */
@@ -568,50 +629,44 @@ test_bird_command_no_socket(void **state)
 static void
 test_bird_hook_writes_only_on_change(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 5000);
-	struct lb_publish_hook h = lb_bird_hook(b);
+	struct async *a = *state;
 	struct lb_snapshot *s1 = snap_of(CFG_MIXED), *s2 = snap_of(CFG_MIXED);
 	char err[ERR_LEN], expect[1024];
 	struct lb_bird_prefix p[16];
 	struct stat st;
-	struct rig r;
 	char *text;
 
-	rig_open(&r, b);
-	f->mode = FAKE_OK;
-	assert_string_equal(h.name, "bird");
+	a->f->mode = FAKE_OK;
+	assert_string_equal(a->h.name, "bird");
 	/* First publication: before has nothing of ours to withdraw. */
-	assert_int_equal(h.before(h.arg, s1, NULL, err, sizeof(err)), 0);
-	assert_int_equal(stat_int(b, "writes"), 0);
-	assert_false(lb_bird_busy(b));
-	assert_int_equal(h.after(h.arg, s1, NULL, err, sizeof(err)), 0);
-	settle(&r, &h, s1);
-	assert_int_equal(stat_int(b, "writes"), 1);
-	assert_int_equal(stat_int(b, "attempts"), 1);
-	assert_int_equal(stat_int(b, "reloads"), 1);
-	assert_int_equal(stat_int(b, "announced"), 3);
-	assert_int_equal(fake_commands(f), 1);
-	text = slurp(f->include);
+	assert_int_equal(a->h.before(a->h.arg, s1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(stat_int(a->b, "writes"), 0);
+	assert_false(lb_bird_busy(a->b));
+	assert_int_equal(a->h.after(a->h.arg, s1, NULL, err, sizeof(err)), 0);
+	settle(a, s1);
+	assert_int_equal(stat_int(a->b, "writes"), 1);
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
+	assert_int_equal(stat_int(a->b, "reloads"), 1);
+	assert_int_equal(stat_int(a->b, "announced"), 3);
+	assert_int_equal(fake_commands(a->f), 1);
+	text = slurp(a->f->include);
 	assert_non_null(text);
 	lb_bird_render(p, lb_bird_prefixes(s1, p, 16), expect, sizeof(expect));
 	assert_string_equal(text, expect);
 	free(text);
-	assert_int_equal(stat(f->include, &st), 0);
+	assert_int_equal(stat(a->f->include, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	/* Same set again (another snapshot, same VIPs): nothing written, nothing sent. */
-	assert_int_equal(h.before(h.arg, s2, s1, err, sizeof(err)), 0);
-	assert_int_equal(h.after(h.arg, s2, s1, err, sizeof(err)), 0);
-	assert_false(lb_bird_busy(b));
-	h.tick(h.arg, s2);
-	assert_int_equal(stat_int(b, "writes"), 1);
-	assert_int_equal(stat_int(b, "attempts"), 1);
-	assert_int_equal(stat_int(b, "reloads"), 1);
-	assert_int_equal(fake_commands(f), 1);
-	rig_close(&r, b);
+	assert_int_equal(a->h.before(a->h.arg, s2, s1, err, sizeof(err)), 0);
+	assert_int_equal(a->h.after(a->h.arg, s2, s1, err, sizeof(err)), 0);
+	assert_false(lb_bird_busy(a->b));
+	a->h.tick(a->h.arg, s2);
+	assert_int_equal(stat_int(a->b, "writes"), 1);
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
+	assert_int_equal(stat_int(a->b, "reloads"), 1);
+	assert_int_equal(fake_commands(a->f), 1);
 	lb_snapshot_free(s1);
 	lb_snapshot_free(s2);
-	lb_bird_free(b);
 }
 
 /* A -> B: withdrawals in before (nothing new yet), announcements in after;
@@ -619,94 +674,76 @@ test_bird_hook_writes_only_on_change(void **state)
 static void
 test_bird_hook_withdraw_before_announce_after(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 5000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	struct async *a = *state;
 	char err[ERR_LEN];
-	struct rig r;
 	char *text;
 
-	rig_open(&r, b);
-	f->mode = FAKE_OK;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
-	settle(&r, &h, ab);
-	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
-	text = slurp(f->include);
+	a->f->mode = FAKE_OK;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
+	settle(a, a->ab);
+	assert_int_equal(a->h.before(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 1);
 	assert_non_null(strstr(text, "10.100.0.2/32"));
 	assert_null(strstr(text, "10.100.0.1/32")); /* withdrawn before bc goes live */
 	assert_null(strstr(text, "10.100.0.3/32")); /* not announced before bc is live */
 	free(text);
-	settle(&r, &h, ab);
-	assert_int_equal(fake_commands(f), 2);
-	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
-	text = slurp(f->include);
+	settle(a, a->ab);
+	assert_int_equal(fake_commands(a->f), 2);
+	assert_int_equal(a->h.after(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 2);
 	assert_non_null(strstr(text, "10.100.0.2/32"));
 	assert_non_null(strstr(text, "10.100.0.3/32"));
 	free(text);
-	settle(&r, &h, bc);
-	assert_int_equal(fake_commands(f), 3);
+	settle(a, a->bc);
+	assert_int_equal(fake_commands(a->f), 3);
 	/* A pure addition withdraws nothing: before is a no-op. */
-	assert_int_equal(h.before(h.arg, bc, bc, err, sizeof(err)), 0);
-	assert_false(lb_bird_busy(b));
-	assert_int_equal(fake_commands(f), 3);
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_snapshot_free(bc);
-	lb_bird_free(b);
+	assert_int_equal(a->h.before(a->h.arg, a->bc, a->bc, err, sizeof(err)), 0);
+	assert_false(lb_bird_busy(a->b));
+	assert_int_equal(fake_commands(a->f), 3);
 }
 
 static void
 test_bird_drain_and_undrain(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 5000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	struct async *a = *state;
 	char err[ERR_LEN];
-	struct rig r;
 	json_t *st;
 	char *text;
 
-	rig_open(&r, b);
-	f->mode = FAKE_OK;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
-	settle(&r, &h, ab);
-	assert_false(lb_bird_drained(b));
-	assert_int_equal(h.drain(h.arg, true, ab, err, sizeof(err)), 0);
-	assert_true(lb_bird_drained(b));
+	a->f->mode = FAKE_OK;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
+	settle(a, a->ab);
+	assert_false(lb_bird_drained(a->b));
+	assert_int_equal(a->h.drain(a->h.arg, true, a->ab, err, sizeof(err)), 0);
+	assert_true(lb_bird_drained(a->b));
 	/* The file is empty at once; BIRD's confirmation follows. */
-	text = slurp(f->include);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 0);
 	free(text);
-	settle(&r, &h, ab);
-	st = lb_bird_stats(b);
+	settle(a, a->ab);
+	st = lb_bird_stats(a->b);
 	assert_true(json_is_true(json_object_get(st, "drained")));
 	assert_false(json_is_true(json_object_get(st, "pending")));
 	assert_int_equal(json_integer_value(json_object_get(st, "announced")), 0);
 	assert_true(json_is_integer(json_object_get(st, "last_withdraw_ms")));
 	json_decref(st);
 	/* Drained: a publication announces nothing. */
-	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
-	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
-	text = slurp(f->include);
+	assert_int_equal(a->h.before(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	assert_int_equal(a->h.after(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 0);
 	free(text);
 	/* Draining twice is harmless. */
-	assert_int_equal(h.drain(h.arg, true, bc, err, sizeof(err)), 0);
-	assert_int_equal(h.drain(h.arg, false, bc, err, sizeof(err)), 0);
-	assert_false(lb_bird_drained(b));
-	text = slurp(f->include);
+	assert_int_equal(a->h.drain(a->h.arg, true, a->bc, err, sizeof(err)), 0);
+	assert_int_equal(a->h.drain(a->h.arg, false, a->bc, err, sizeof(err)), 0);
+	assert_false(lb_bird_drained(a->b));
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 2);
 	free(text);
-	settle(&r, &h, bc);
-	assert_int_equal(stat_int(b, "announced"), 2);
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_snapshot_free(bc);
-	lb_bird_free(b);
+	settle(a, a->bc);
+	assert_int_equal(stat_int(a->b, "announced"), 2);
 }
 
 /*
@@ -717,112 +754,97 @@ test_bird_drain_and_undrain(void **state)
 static void
 test_bird_refusal_retried_with_backoff(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer_clocked(f, 5000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB);
+	struct async *a = *state;
 	char err[ERR_LEN] = "", buf[ERR_LEN];
-	struct rig r;
 
-	rig_open(&r, b);
-	f->mode = FAKE_REFUSE;
+	a->f->mode = FAKE_REFUSE;
 	/* The hook only writes the file: BIRD's refusal comes later. */
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
-	settle(&r, &h, ab);
-	assert_int_equal(stat_int(b, "errors"), 1);
-	assert_true(stat_true(b, "pending"));
-	assert_int_equal(stat_int(b, "announced"), 0);
-	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "refused");
-	assert_non_null(strstr(stat_str(b, "last_error", buf, sizeof(buf)), "8002"));
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
+	settle(a, a->ab);
+	assert_int_equal(stat_int(a->b, "errors"), 1);
+	assert_true(stat_true(a->b, "pending"));
+	assert_int_equal(stat_int(a->b, "announced"), 0);
+	assert_string_equal(stat_str(a->b, "last_result", buf, sizeof(buf)), "refused");
+	assert_non_null(strstr(stat_str(a->b, "last_error", buf, sizeof(buf)), "8002"));
 	assert_non_null(strstr(buf, "syntax error"));
-	assert_int_equal(stat_int(b, "backoff_ms"), 100);
-	assert_int_equal(stat_int(b, "retry_in_ms"), 100);
+	assert_int_equal(stat_int(a->b, "backoff_ms"), 100);
+	assert_int_equal(stat_int(a->b, "retry_in_ms"), 100);
 	/* 99 ms later: no new attempt; 100 ms: one. */
 	g_now_ms += 99;
-	h.tick(h.arg, ab);
-	assert_int_equal(stat_int(b, "attempts"), 1);
+	a->h.tick(a->h.arg, a->ab);
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
 	g_now_ms += 1;
-	h.tick(h.arg, ab);
-	assert_int_equal(stat_int(b, "attempts"), 2);
-	settle(&r, &h, ab);
-	assert_int_equal(stat_int(b, "errors"), 2);
-	assert_int_equal(stat_int(b, "backoff_ms"), 200);
+	a->h.tick(a->h.arg, a->ab);
+	assert_int_equal(stat_int(a->b, "attempts"), 2);
+	settle(a, a->ab);
+	assert_int_equal(stat_int(a->b, "errors"), 2);
+	assert_int_equal(stat_int(a->b, "backoff_ms"), 200);
 	g_now_ms += 199;
-	h.tick(h.arg, ab);
-	assert_int_equal(stat_int(b, "attempts"), 2);
+	a->h.tick(a->h.arg, a->ab);
+	assert_int_equal(stat_int(a->b, "attempts"), 2);
 	/* The file was written once; the retries only ask BIRD again. */
-	assert_int_equal(stat_int(b, "writes"), 1);
-	f->mode = FAKE_OK;
+	assert_int_equal(stat_int(a->b, "writes"), 1);
+	a->f->mode = FAKE_OK;
 	g_now_ms += 1;
-	h.tick(h.arg, ab);
-	assert_int_equal(stat_int(b, "attempts"), 3);
-	settle(&r, &h, ab);
-	assert_int_equal(stat_int(b, "reloads"), 1);
-	assert_int_equal(stat_int(b, "writes"), 1);
-	assert_int_equal(stat_int(b, "announced"), 2);
-	assert_int_equal(stat_int(b, "errors"), 2);
-	assert_int_equal(stat_int(b, "backoff_ms"), 0);
-	assert_false(stat_true(b, "pending"));
-	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "ok");
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_bird_free(b);
+	a->h.tick(a->h.arg, a->ab);
+	assert_int_equal(stat_int(a->b, "attempts"), 3);
+	settle(a, a->ab);
+	assert_int_equal(stat_int(a->b, "reloads"), 1);
+	assert_int_equal(stat_int(a->b, "writes"), 1);
+	assert_int_equal(stat_int(a->b, "announced"), 2);
+	assert_int_equal(stat_int(a->b, "errors"), 2);
+	assert_int_equal(stat_int(a->b, "backoff_ms"), 0);
+	assert_false(stat_true(a->b, "pending"));
+	assert_string_equal(stat_str(a->b, "last_result", buf, sizeof(buf)), "ok");
 }
 
-/* A silent BIRD: the exchange ends at its deadline (the test's clock), is
- * counted as a timeout, and retried after a backoff that doubles up to 5 s. */
+/* A silent BIRD: the exchange ends at its deadline (1 s, the test's clock, as
+ * main gives it), is counted as a timeout, and retried after a backoff that
+ * doubles up to 5 s. */
 static void
 test_bird_timeouts_backoff(void **state)
 {
 	/* The documented policy: 100 ms after the first failure, doubling, at most 5 s. */
 	static const json_int_t backoff[] = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
-	struct fake *f = *state;
-	struct lb_bird *b = announcer_clocked(f, 1000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB);
+	struct async *a = *state;
 	char err[ERR_LEN] = "", buf[ERR_LEN];
-	struct rig r;
 	int k;
 
-	rig_open(&r, b);
-	f->mode = FAKE_SILENT;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	a->f->mode = FAKE_SILENT;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
 	for (k = 1; k <= 8; k++) {
-		wait_accepts(f, k);
+		wait_accepts(a->f, k);
 		/* One exchange at a time, open until its deadline. */
-		assert_int_equal(stat_int(b, "attempts"), k);
+		assert_int_equal(stat_int(a->b, "attempts"), k);
 		g_now_ms += 999;
-		lb_loop_run_once(r.loop, 0);
-		h.tick(h.arg, ab);
-		assert_true(lb_bird_busy(b));
-		assert_int_equal(stat_int(b, "errors"), k - 1);
+		lb_loop_run_once(a->r.loop, 0);
+		a->h.tick(a->h.arg, a->ab);
+		assert_true(lb_bird_busy(a->b));
+		assert_int_equal(stat_int(a->b, "errors"), k - 1);
 		g_now_ms += 1;
-		h.tick(h.arg, ab);
-		assert_false(lb_bird_busy(b));
-		assert_int_equal(stat_int(b, "errors"), k);
-		assert_int_equal(stat_int(b, "timeouts"), k);
-		assert_int_equal(stat_int(b, "backoff_ms"), backoff[k - 1]);
-		assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "timeout");
-		assert_non_null(strstr(stat_str(b, "last_error", buf, sizeof(buf)),
+		a->h.tick(a->h.arg, a->ab);
+		assert_false(lb_bird_busy(a->b));
+		assert_int_equal(stat_int(a->b, "errors"), k);
+		assert_int_equal(stat_int(a->b, "timeouts"), k);
+		assert_int_equal(stat_int(a->b, "backoff_ms"), backoff[k - 1]);
+		assert_string_equal(stat_str(a->b, "last_result", buf, sizeof(buf)), "timeout");
+		assert_non_null(strstr(stat_str(a->b, "last_error", buf, sizeof(buf)),
 		                       "no reply from BIRD in time"));
-		assert_true(stat_true(b, "pending"));
+		assert_true(stat_true(a->b, "pending"));
 		g_now_ms += (uint64_t)backoff[k - 1] - 1;
-		h.tick(h.arg, ab);
-		assert_int_equal(stat_int(b, "attempts"), k);
+		a->h.tick(a->h.arg, a->ab);
+		assert_int_equal(stat_int(a->b, "attempts"), k);
 		if (k == 8)
-			f->mode = FAKE_OK;
+			a->f->mode = FAKE_OK;
 		g_now_ms += 1;
-		h.tick(h.arg, ab);
-		assert_int_equal(stat_int(b, "attempts"), k + 1);
+		a->h.tick(a->h.arg, a->ab);
+		assert_int_equal(stat_int(a->b, "attempts"), k + 1);
 	}
-	settle(&r, &h, ab);
-	assert_int_equal(stat_int(b, "reloads"), 1);
-	assert_int_equal(stat_int(b, "errors"), 8);
-	assert_int_equal(stat_int(b, "announced"), 2);
-	assert_false(stat_true(b, "pending"));
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_bird_free(b);
+	settle(a, a->ab);
+	assert_int_equal(stat_int(a->b, "reloads"), 1);
+	assert_int_equal(stat_int(a->b, "errors"), 8);
+	assert_int_equal(stat_int(a->b, "announced"), 2);
+	assert_false(stat_true(a->b, "pending"));
 }
 
 /*
@@ -833,54 +855,46 @@ test_bird_timeouts_backoff(void **state)
 static void
 test_bird_silent_does_not_block_loop(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 60000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB);
+	struct async *a = *state;
 	char err[ERR_LEN] = "", buf[ERR_LEN];
-	struct rig r;
 	char *text;
 
-	rig_open(&r, b);
-	f->mode = FAKE_HOLD;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
+	a->f->mode = FAKE_HOLD;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
 	/* The include file is in place before the exchange. */
-	text = slurp(f->include);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 2);
 	free(text);
-	assert_true(lb_bird_busy(b));
-	assert_true(stat_true(b, "pending"));
-	assert_true(stat_true(b, "in_flight"));
-	assert_int_equal(stat_int(b, "attempts"), 1);
-	assert_int_equal(stat_int(b, "reloads"), 0);
-	assert_int_equal(stat_int(b, "announced"), 0);
-	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "");
-	wait_accepts(f, 1);
+	assert_true(lb_bird_busy(a->b));
+	assert_true(stat_true(a->b, "pending"));
+	assert_true(stat_true(a->b, "in_flight"));
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
+	assert_int_equal(stat_int(a->b, "reloads"), 0);
+	assert_int_equal(stat_int(a->b, "announced"), 0);
+	assert_string_equal(stat_str(a->b, "last_result", buf, sizeof(buf)), "");
+	wait_accepts(a->f, 1);
 	/* Three rounds of another client's traffic, served while BIRD is silent. */
 	for (int i = 1; i <= 3; i++) {
-		assert_int_equal(write(r.pipe[1], "x", 1), 1);
-		for (int j = 0; j < 100 && r.pipe_calls < i; j++) {
-			lb_loop_run_once(r.loop, 100);
-			h.tick(h.arg, ab);
+		assert_int_equal(write(a->r.pipe[1], "x", 1), 1);
+		for (int j = 0; j < 100 && a->r.pipe_calls < i; j++) {
+			lb_loop_run_once(a->r.loop, 100);
+			a->h.tick(a->h.arg, a->ab);
 		}
-		assert_int_equal(r.pipe_calls, i);
-		assert_true(lb_bird_busy(b));
+		assert_int_equal(a->r.pipe_calls, i);
+		assert_true(lb_bird_busy(a->b));
 	}
-	assert_int_equal(stat_int(b, "reloads"), 0);
+	assert_int_equal(stat_int(a->b, "reloads"), 0);
 	/* BIRD answers: the loop completes the exchange. */
-	f->release = 1;
-	settle(&r, &h, ab);
-	assert_int_equal(stat_int(b, "reloads"), 1);
-	assert_int_equal(stat_int(b, "attempts"), 1);
-	assert_int_equal(stat_int(b, "errors"), 0);
-	assert_int_equal(stat_int(b, "announced"), 2);
-	assert_false(stat_true(b, "pending"));
-	assert_false(stat_true(b, "in_flight"));
-	assert_string_equal(stat_str(b, "last_result", buf, sizeof(buf)), "ok");
-	assert_int_equal(fake_commands(f), 1);
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_bird_free(b);
+	a->f->release = 1;
+	settle(a, a->ab);
+	assert_int_equal(stat_int(a->b, "reloads"), 1);
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
+	assert_int_equal(stat_int(a->b, "errors"), 0);
+	assert_int_equal(stat_int(a->b, "announced"), 2);
+	assert_false(stat_true(a->b, "pending"));
+	assert_false(stat_true(a->b, "in_flight"));
+	assert_string_equal(stat_str(a->b, "last_result", buf, sizeof(buf)), "ok");
+	assert_int_equal(fake_commands(a->f), 1);
 }
 
 /* Changes while an exchange waits are written at once and sent together in
@@ -888,82 +902,66 @@ test_bird_silent_does_not_block_loop(void **state)
 static void
 test_bird_changes_during_exchange_follow(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer(f, 60000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB), *bc = snap_of(CFG_BC);
+	struct async *a = *state;
 	char err[ERR_LEN] = "", buf[80];
-	struct rig r;
 	json_t *st;
 
-	rig_open(&r, b);
-	f->mode = FAKE_HOLD;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
-	assert_int_equal(h.before(h.arg, bc, ab, err, sizeof(err)), 0);
-	assert_int_equal(h.after(h.arg, bc, ab, err, sizeof(err)), 0);
-	assert_int_equal(stat_int(b, "writes"), 3);
-	assert_int_equal(stat_int(b, "attempts"), 1);
-	f->release = 1;
-	for (int i = 0; i < 1000 && stat_int(b, "reloads") < 2; i++) {
-		lb_loop_run_once(r.loop, 10);
-		h.tick(h.arg, bc);
+	a->f->mode = FAKE_HOLD;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
+	assert_int_equal(a->h.before(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	assert_int_equal(a->h.after(a->h.arg, a->bc, a->ab, err, sizeof(err)), 0);
+	assert_int_equal(stat_int(a->b, "writes"), 3);
+	assert_int_equal(stat_int(a->b, "attempts"), 1);
+	a->f->release = 1;
+	for (int i = 0; i < 1000 && stat_int(a->b, "reloads") < 2; i++) {
+		lb_loop_run_once(a->r.loop, 10);
+		a->h.tick(a->h.arg, a->bc);
 	}
-	settle(&r, &h, bc);
-	assert_int_equal(stat_int(b, "reloads"), 2);
-	assert_int_equal(stat_int(b, "attempts"), 2);
-	assert_int_equal(fake_commands(f), 2);
-	st = lb_bird_stats(b);
+	settle(a, a->bc);
+	assert_int_equal(stat_int(a->b, "reloads"), 2);
+	assert_int_equal(stat_int(a->b, "attempts"), 2);
+	assert_int_equal(fake_commands(a->f), 2);
+	st = lb_bird_stats(a->b);
 	assert_false(json_is_true(json_object_get(st, "pending")));
 	assert_int_equal(json_array_size(json_object_get(st, "prefixes")), 2);
 	snprintf(buf, sizeof(buf), "%s",
 	         json_string_value(json_array_get(json_object_get(st, "prefixes"), 1)));
 	assert_string_equal(buf, "10.100.0.3/32");
 	json_decref(st);
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_snapshot_free(bc);
-	lb_bird_free(b);
 }
 
 /* Draining against a silent BIRD: the file is emptied at once, the exchange
- * is busy until its deadline and no longer (what the stop sequence waits for). */
+ * is busy until its deadline (2 s, the test's clock, as main gives it) and no
+ * longer (what the stop sequence waits for). */
 static void
 test_bird_drain_silent_bounded(void **state)
 {
-	struct fake *f = *state;
-	struct lb_bird *b = announcer_clocked(f, 2000);
-	struct lb_publish_hook h = lb_bird_hook(b);
-	struct lb_snapshot *ab = snap_of(CFG_AB);
+	struct async *a = *state;
 	char err[ERR_LEN] = "";
-	struct rig r;
 	json_t *st;
 	char *text;
 
-	rig_open(&r, b);
-	f->mode = FAKE_OK;
-	assert_int_equal(h.after(h.arg, ab, NULL, err, sizeof(err)), 0);
-	settle(&r, &h, ab);
-	f->mode = FAKE_SILENT;
-	assert_int_equal(h.drain(h.arg, true, ab, err, sizeof(err)), 0);
-	text = slurp(f->include);
+	a->f->mode = FAKE_OK;
+	assert_int_equal(a->h.after(a->h.arg, a->ab, NULL, err, sizeof(err)), 0);
+	settle(a, a->ab);
+	a->f->mode = FAKE_SILENT;
+	assert_int_equal(a->h.drain(a->h.arg, true, a->ab, err, sizeof(err)), 0);
+	text = slurp(a->f->include);
 	assert_int_equal(count_routes(text), 0);
 	free(text);
-	assert_true(lb_bird_busy(b));
+	assert_true(lb_bird_busy(a->b));
 	g_now_ms += 1999;
-	h.tick(h.arg, ab);
-	assert_true(lb_bird_busy(b));
+	a->h.tick(a->h.arg, a->ab);
+	assert_true(lb_bird_busy(a->b));
 	g_now_ms += 1;
-	h.tick(h.arg, ab);
-	assert_false(lb_bird_busy(b));
-	st = lb_bird_stats(b);
+	a->h.tick(a->h.arg, a->ab);
+	assert_false(lb_bird_busy(a->b));
+	st = lb_bird_stats(a->b);
 	assert_true(json_is_true(json_object_get(st, "drained")));
 	assert_true(json_is_true(json_object_get(st, "pending")));
 	assert_int_equal(json_integer_value(json_object_get(st, "timeouts")), 1);
 	assert_true(json_is_null(json_object_get(st, "last_withdraw_ms")));
 	json_decref(st);
-	rig_close(&r, b);
-	lb_snapshot_free(ab);
-	lb_bird_free(b);
 }
 
 /* A file that cannot be written (no such directory): -errno, "path: step: why". */
@@ -1006,6 +1004,11 @@ test_bird_create_rejects_bad_params(void **state)
 	lb_bird_free(NULL);
 }
 
+/* An asynchronous case: its exchange's timeout and clock, then async_setup and async_teardown. */
+#define ASYNC(test, timeout_ms, clock)                                                             \
+	cmocka_unit_test_prestate_setup_teardown(test, async_setup, async_teardown,                \
+	                                         (&(struct async_params){timeout_ms, clock}))
+
 int
 main(void)
 {
@@ -1018,19 +1021,14 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_bird_command_timeout, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_command_not_bird, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_command_no_socket, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_hook_writes_only_on_change, setup,
-	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_hook_withdraw_before_announce_after,
-	                                        setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_drain_and_undrain, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_refusal_retried_with_backoff, setup,
-	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_timeouts_backoff, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_silent_does_not_block_loop, setup,
-	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_changes_during_exchange_follow, setup,
-	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_bird_drain_silent_bounded, setup, teardown),
+	        ASYNC(test_bird_hook_writes_only_on_change, 5000, ASYNC_REAL_CLOCK),
+	        ASYNC(test_bird_hook_withdraw_before_announce_after, 5000, ASYNC_REAL_CLOCK),
+	        ASYNC(test_bird_drain_and_undrain, 5000, ASYNC_REAL_CLOCK),
+	        ASYNC(test_bird_refusal_retried_with_backoff, 5000, ASYNC_TEST_CLOCK),
+	        ASYNC(test_bird_timeouts_backoff, 1000, ASYNC_TEST_CLOCK),
+	        ASYNC(test_bird_silent_does_not_block_loop, 60000, ASYNC_REAL_CLOCK),
+	        ASYNC(test_bird_changes_during_exchange_follow, 60000, ASYNC_REAL_CLOCK),
+	        ASYNC(test_bird_drain_silent_bounded, 2000, ASYNC_TEST_CLOCK),
 	        cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
 	        cmocka_unit_test(test_bird_create_rejects_bad_params),
 	};
