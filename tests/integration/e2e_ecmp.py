@@ -9,15 +9,22 @@ again. Each long-lived connection must keep answering from the backend it
 first reached (the instances' Maglev tables are identical, so the instance
 ECMP moves a flow to picks the same backend); new connections opened all the
 time must keep succeeding. Measures the time from the drain request to the
-route's withdrawal in the router's kernel table and in its BIRD.
+route's withdrawal in the router's kernel table; after every change, the
+router's BGP speaker must name the same paths in its own view: BIRD
+(`birdc show route`) or FRR (zebra's `show ip route json`: selected,
+installed, each next hop in the FIB; bgpd's `show bgp summary json`: both
+sessions up with the VIP received, checked before the events).
 
-CONF (JSON): {"vip", "port", "router_ns", "router_bird", "n_long",
-  "lbs": [{"name", "ctl", "pid_file", "start"}], "drain_wait_ms", "summary"}
+CONF (JSON): {"vip", "port", "router_ns", "router" ("bird" or "frr"),
+  "router_bird" (BIRD's control socket), "router_vty" (FRR's vty folder),
+  "n_long", "lbs": [{"name", "ctl", "pid_file", "start"}], "drain_wait_ms",
+  "summary"}
 Exit 0 when every check passes.
 """
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -62,10 +69,53 @@ def wait_paths(conf, n, limit):
         len(paths(conf)), conf["vip"], limit, n, paths(conf)))
 
 
-def bird_routes(conf):
-    return subprocess.run(["birdc", "-s", conf["router_bird"], "show", "route",
-                           conf["vip"] + "/32", "all"],
-                          capture_output=True, text=True).stdout.strip()
+def vtysh(conf, cmd):
+    out = subprocess.run(["vtysh", "--vty_socket", conf["router_vty"], "-c", cmd],
+                         capture_output=True, text=True, timeout=TIMEOUT).stdout
+    try:
+        return json.loads(out or "{}")
+    except ValueError:
+        return {"unparsed": out}
+
+
+def router_view(conf):
+    """(next hops the router's BGP speaker holds for the VIP, its own text)."""
+    vip = conf["vip"] + "/32"
+    if conf["router"] == "frr":
+        # zebra: the route BGP gave it, selected and installed, next hops in the FIB.
+        d = vtysh(conf, "show ip route %s json" % vip)
+        hops = []
+        for r in d.get(vip, []):
+            if r.get("protocol") == "bgp" and r.get("selected") and r.get("installed"):
+                hops += [n["ip"] for n in r.get("nexthops", [])
+                         if n.get("fib") and n.get("active")]
+        return sorted(hops), json.dumps(d)
+    out = subprocess.run(["birdc", "-s", conf["router_bird"], "show", "route", vip, "all"],
+                         capture_output=True, text=True, timeout=TIMEOUT).stdout.strip()
+    # One "via GATEWAY on DEV" per BGP route; merge paths exports all of them.
+    return sorted(re.findall(r"^\s+via (\S+) on ", out, re.M)), out
+
+
+def wait_view(conf, want, limit=10):
+    """The router daemon's view must come to name the kernel's next hops."""
+    t = time.monotonic()
+    while True:
+        hops, text = router_view(conf)
+        if hops == want:
+            log("router %s's own view: %s via %s" % (conf["router"], conf["vip"], hops))
+            return text
+        if time.monotonic() - t > limit:
+            raise AssertionError("router %s's view of %s after %.0f s: %s, kernel: %s\n%s" % (
+                conf["router"], conf["vip"], limit, hops, want, text))
+        time.sleep(0.05)
+
+
+def frr_sessions(conf, want_pfx):
+    """bgpd: every peer Established with want_pfx prefixes received."""
+    d = vtysh(conf, "show bgp summary json").get("ipv4Unicast", {})
+    peers = {ip: (p.get("state"), p.get("pfxRcd")) for ip, p in d.get("peers", {}).items()}
+    ok = len(peers) == 2 and all(v == ("Established", want_pfx) for v in peers.values())
+    return ok, peers
 
 
 def rx(lb):
@@ -161,7 +211,14 @@ def main():
 
     dt, p = wait_paths(conf, 2, 120)
     log("router: %s via %s (ECMP)" % (conf["vip"], p))
-    summary["bird_before"] = bird_routes(conf)
+    summary["router"] = conf["router"]
+    summary["router_before"] = wait_view(conf, p)
+    if conf["router"] == "frr":
+        ok, peers = frr_sessions(conf, 1)
+        log("bgpd sessions (state, prefixes received): %s" % peers)
+        summary["frr_sessions"] = peers
+        if not ok:
+            failures.append("bgpd: not both sessions Established with 1 prefix: %s" % peers)
     rx0 = [rx(lb1), rx(lb2)]
     conns = [Conn(conf, i) for i in range(conf["n_long"])]
     rx1 = [rx(lb1), rx(lb2)]
@@ -194,6 +251,7 @@ def main():
     log("drain method on lb2 -> route withdrawn in the router's kernel: %.0f ms (spillwayd's "
         "own figure, request -> BIRD reconfigured: %s ms; now via %s)" % (
             sock_withdraw_ms, res["hooks"]["bird"]["last_withdraw_ms"], p))
+    wait_view(conf, p)
     if not c2.call("stats")["drained"]:
         failures.append("lb2's stats do not show drained")
     time.sleep(0.5)
@@ -203,6 +261,7 @@ def main():
     c2.call("undrain")
     dt, p = wait_paths(conf, 2, 30)
     log("undrain -> route back: %.0f ms (via %s)" % ((time.monotonic() - t0) * 1000, p))
+    wait_view(conf, p)
     c2.close()
     time.sleep(0.5)
     ok_sundrain = check_all(conns, "lb2 undrained")
@@ -220,7 +279,7 @@ def main():
     withdraw_ms = dt * 1000
     log("drain request -> route withdrawn in the router's kernel: %.0f ms (now via %s)" % (
         withdraw_ms, p))
-    summary["bird_after_withdraw"] = bird_routes(conf)
+    summary["router_after_withdraw"] = wait_view(conf, p)
     ok_drain = check_all(conns, "lb1 withdrawn, still forwarding (drain wait)")
     while pid_alive(pid1) and time.monotonic() - t0 < 60:
         time.sleep(0.05)
@@ -243,7 +302,7 @@ def main():
     dt, p = wait_paths(conf, 2, 120)
     announce_s = time.monotonic() - t1
     log("lb1 started -> route re-announced: %.1f s (via %s)" % (announce_s, p))
-    summary["bird_after_return"] = bird_routes(conf)
+    summary["router_after_return"] = wait_view(conf, p)
     rx2 = rx(lb1)
     ok_back = check_all(conns, "lb1 back in the ECMP group")
     time.sleep(1)
@@ -274,8 +333,9 @@ def main():
         c.s.close()
     summary["failures"] = failures
     json.dump(summary, open(conf["summary"], "w"), indent=1)
-    print("---- router BIRD before:\n%s\n---- after the withdrawal:\n%s\n---- after lb1 came back:\n%s"
-          % (summary["bird_before"], summary["bird_after_withdraw"], summary["bird_after_return"]))
+    print("---- router %s before:\n%s\n---- after the withdrawal:\n%s\n---- after lb1 came back:\n%s"
+          % (conf["router"], summary["router_before"], summary["router_after_withdraw"],
+             summary["router_after_return"]))
     for f in failures:
         log("FAIL: " + f)
     return 1 if failures else 0

@@ -2,21 +2,28 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Scale-out end to end (docs/scale-out.md):
 #
-#   client ──veth── router (BIRD: BGP from both LBs, kernel ECMP with merge
-#                     │  │   paths, fib_multipath_hash_policy=1)
+#   client ──veth── router (BIRD or FRR: BGP from both LBs, kernel ECMP,
+#                     │  │   fib_multipath_hash_policy=1)
 #                     │  └─veth(1600)── LB2: spillwayd (AF_XDP) + BIRD
 #                     └────veth(1600)── LB1: spillwayd (AF_XDP) + BIRD
 #                   bridge ── backends b1..b3 (VIP on lo, IPIP decap)
 #
 # Each spillwayd announces the VIP through its own BIRD (--bird-include,
-# --bird-socket); the router installs one multipath route over both. Then
+# --bird-socket); the router installs one multipath route over both. The
+# router is BIRD (kernel protocol, merge paths) or FRR (zebra + bgpd,
+# maximum-paths), started here in the router namespace with their own
+# configuration, PID files and sockets under the work directory. Then
 # e2e_ecmp.py holds long-lived TCP connections and opens new ones while LB1
 # is drained and stopped (SIGTERM, --drain-wait) and later started again,
-# and measures drain request -> route withdrawn. Topology from e2e_lib.sh.
+# and measures drain request -> route withdrawn; after every change the
+# router daemon's own view (birdc, or vtysh's JSON) must name the same paths
+# as the router's kernel table. Topology from e2e_lib.sh.
 #
 # usage: test_ecmp_e2e.sh SPILLWAYD
-# env: E2E_KEEP_WORK=1 keeps the work directory (logs, BIRD configurations).
-# Exit 77 (skip) without root, namespaces, AF_XDP or BIRD 2.
+# env: E2E_ROUTER=bird (default) or frr: the router's BGP speaker.
+#      E2E_KEEP_WORK=1 keeps the work directory (logs, configurations).
+# Exit 77 (skip) without root, namespaces, AF_XDP or BIRD 2, and for
+# E2E_ROUTER=frr without FRR's zebra, bgpd, vtysh and its user frr.
 set -euo pipefail
 SPW=$(readlink -f "${1:?usage: test_ecmp_e2e.sh SPILLWAYD}")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,6 +37,20 @@ e2e_require_root_netns
 e2e_require_af_xdp "$PY"
 command -v bird >/dev/null && command -v birdc >/dev/null ||
 	{ echo "SKIP: BIRD 2 is needed (apt-get install bird2; scripts/setup.sh)"; exit 77; }
+ROUTER=${E2E_ROUTER:-bird}
+FRR_BIN=/usr/lib/frr
+case "$ROUTER" in
+bird) ;;
+frr)
+	for f in "$FRR_BIN/zebra" "$FRR_BIN/bgpd" "$(command -v vtysh || echo vtysh)"; do
+		[ -x "$f" ] || { echo "SKIP: FRR is needed ($f missing: apt-get install frr; scripts/setup.sh)"; exit 77; }
+	done
+	# The daemons drop root for the package's user (vty sockets: group frrvty).
+	id frr >/dev/null 2>&1 ||
+		{ echo "SKIP: FRR's user frr is missing (the frr package creates it)"; exit 77; }
+	;;
+*) echo "FAIL: E2E_ROUTER=$ROUTER: bird or frr"; exit 1 ;;
+esac
 command -v ethtool >/dev/null || { echo "FAIL: ethtool is needed"; exit 1; }
 [ -x "$SPW" ] || { echo "FAIL: $SPW is not executable"; exit 1; }
 
@@ -50,6 +71,23 @@ DRAIN_WAIT_MS=${E2E_DRAIN_WAIT_MS:-3000}
 declare -A BE_IP
 for i in 1 2 3; do BE_IP[b$i]=10.10.3.$((10 + i)); done
 
+# FRR's daemons keep a crash-log folder /var/tmp/frr/DAEMON.PID (removed on
+# a clean exit); the ones of daemons this test started go with them, and
+# /var/tmp/frr itself if this test created it.
+FRR_PIDS=()
+FRR_TMP=/var/tmp/frr
+FRR_TMP_OURS=
+frr_stop() {
+	local d pid
+	# bgpd before zebra: zebra then removes the routes it installed.
+	for ((d = ${#FRR_PIDS[@]} - 1; d >= 0; d--)); do
+		pid=${FRR_PIDS[$d]#*:}
+		e2e_stop_pid "$pid" TERM
+		rm -rf "${FRR_TMP:?}/${FRR_PIDS[$d]%%:*}.$pid"
+	done
+	FRR_PIDS=()
+	[ -z "$FRR_TMP_OURS" ] || rmdir "$FRR_TMP" 2>/dev/null || true
+}
 stop_pidfile() { [ -f "$1" ] && e2e_stop_pid "$(cat "$1")" TERM; rm -f "$1"; }
 cleanup() {
 	local rc=$?
@@ -59,9 +97,13 @@ cleanup() {
 	stop_pidfile "$WORK/lb2.spw.pid"
 	for p in "${PIDS[@]}"; do e2e_stop_pid "$p" TERM; done
 	for f in "$WORK"/*.bird.pid; do [ -f "$f" ] && e2e_stop_pid "$(cat "$f")" TERM; done
+	frr_stop
 	e2e_cleanup
 	rm -rf "/var/run/dpdk/$PREFIX"-*
 	if [ "$rc" -ne 0 ]; then
+		for f in "$WORK"/frr/*.log; do
+			[ -f "$f" ] && { echo "---- FRR $(basename "$f") (last 15 lines)"; tail -15 "$f"; }
+		done
 		for l in lb1 lb2; do
 			[ -f "$WORK/$l.spw.log" ] && { echo "---- $l spillwayd (last 15 lines)"; tail -15 "$WORK/$l.spw.log"; }
 		done
@@ -93,9 +135,11 @@ for b in "${BACKENDS[@]}"; do
 		"$MTU" "$GUE_PORT" "$DECAP" "$VIP"
 done
 
-# ---- BIRD: the router, then one per LB (all started in their namespace, -f: PID is ours)
+# ---- the router's BGP speaker, then one BIRD per LB (all started in their
+# namespace, in the foreground: the PID is ours)
 BGP_TIMERS="connect delay time 1; connect retry time 2; error wait time 1, 4; hold time 6; keepalive time 2;"
-cat >"$WORK/router.bird.conf" <<EOF
+# BIRD: the kernel protocol merges the equal BGP routes into one multipath route.
+[ "$ROUTER" = bird ] && cat >"$WORK/router.bird.conf" <<EOF
 router id ${R_IP[0]};
 protocol device { scan time 1; }
 protocol kernel { ipv4 { import none; export all; }; merge paths on; }
@@ -104,6 +148,44 @@ protocol bgp lb1 { local ${R_IP[0]} as 65000; neighbor ${LB_IP[0]} as 65001;
 protocol bgp lb2 { local ${R_IP[1]} as 65000; neighbor ${LB_IP[1]} as 65001;
 	ipv4 { import all; export none; }; $BGP_TIMERS }
 EOF
+# FRR: zebra (kernel routes, one nexthop group per multipath route) and bgpd
+# with the same timers (keepalive 2, hold 6, connect retry 2), importing
+# everything from both LBs and exporting nothing (eBGP needs a policy in each
+# direction), up to 2 equal paths per prefix.
+FRR="$WORK/frr"
+frr_neighbors() { # the lines per neighbor: under 'router bgp' (no argument) or the family (af)
+	local ip
+	for ip in "${LB_IP[@]}"; do
+		if [ "${1:-}" = af ]; then
+			printf '  neighbor %s activate\n  neighbor %s route-map SPW-IMPORT in\n' "$ip" "$ip"
+			printf '  neighbor %s route-map SPW-EXPORT out\n' "$ip"
+		else
+			printf ' neighbor %s remote-as 65001\n neighbor %s timers 2 6\n' "$ip" "$ip"
+			printf ' neighbor %s timers connect 2\n' "$ip"
+		fi
+	done
+}
+if [ "$ROUTER" = frr ]; then
+	# The daemons run as user frr: it reads the configuration and writes its
+	# sockets and PID files here.
+	chmod 0711 "$WORK"
+	install -d -o frr -g frr -m 0750 "$FRR"
+	printf 'hostname router\n' >"$FRR/zebra.conf"
+	cat >"$FRR/bgpd.conf" <<EOF
+frr defaults traditional
+hostname router
+route-map SPW-IMPORT permit 10
+route-map SPW-EXPORT deny 10
+router bgp 65000
+ bgp router-id ${R_IP[0]}
+$(frr_neighbors)
+ address-family ipv4 unicast
+  maximum-paths 2
+$(frr_neighbors af)
+ exit-address-family
+EOF
+	chown frr:frr "$FRR/zebra.conf" "$FRR/bgpd.conf"
+fi
 for i in 0 1; do
 	l=lb$((i + 1))
 	printf 'protocol static spillway4 { ipv4; }\nprotocol static spillway6 { ipv6; }\n' \
@@ -124,7 +206,29 @@ start_bird() { # NAME NS
 	echo $! >"$WORK/$1.bird.pid"
 	e2e_wait_file "$WORK/$1.bird.ctl" "$!" || { echo "FAIL: BIRD $1 did not start"; exit 1; }
 }
-start_bird router "$NS_R"
+# start_frr DAEMON READY: one FRR daemon in the router namespace, on this
+# test's zebra API socket and vty folder (vtysh --vty_socket "$FRR"), no vty
+# TCP port; waits for the file READY.
+start_frr() {
+	ip netns exec "$NS_R" "$FRR_BIN/$1" -f "$FRR/$1.conf" -i "$FRR/$1.pid" \
+		--vty_socket "$FRR" -z "$FRR/zserv.api" -P 0 --log "file:$FRR/$1.log" \
+		>"$FRR/$1.out" 2>&1 &
+	FRR_PIDS+=("$1:$!")
+	e2e_wait_file "$2" "$!" || { echo "FAIL: FRR $1 did not start"; cat "$FRR/$1.out"; exit 1; }
+}
+if [ "$ROUTER" = frr ]; then
+	[ -d "$FRR_TMP" ] || FRR_TMP_OURS=1
+	# bgpd's own check of its configuration (-C: read it and exit).
+	"$FRR_BIN/bgpd" -C -f "$FRR/bgpd.conf" --vty_socket "$FRR" -z "$FRR/zserv.api" \
+		>"$FRR/bgpd.check" 2>&1 &
+	check=$!
+	wait "$check" || { echo "FAIL: bgpd rejects its configuration"; cat "$FRR/bgpd.check"; exit 1; }
+	rm -rf "${FRR_TMP:?}/bgpd.$check"
+	start_frr zebra "$FRR/zserv.api"
+	start_frr bgpd "$FRR/bgpd.vty"
+else
+	start_bird router "$NS_R"
+fi
 start_bird lb1 "${NS_L[0]}"
 start_bird lb2 "${NS_L[1]}"
 
@@ -164,7 +268,8 @@ EOF
 done
 
 cat >"$WORK/ecmp.json" <<JSON
-{"vip": "$VIP", "port": 80, "router_ns": "$NS_R", "router_bird": "$WORK/router.bird.ctl",
+{"vip": "$VIP", "port": 80, "router_ns": "$NS_R", "router": "$ROUTER",
+ "router_bird": "$WORK/router.bird.ctl", "router_vty": "$FRR",
  "n_long": ${E2E_LONG:-64}, "drain_wait_ms": $DRAIN_WAIT_MS, "summary": "$WORK/summary.json",
  "lbs": [{"name": "lb1", "ctl": "$WORK/lb1.ctl", "pid_file": "$WORK/lb1.spw.pid",
           "start": "$WORK/lb1.start.sh"},
@@ -176,5 +281,5 @@ ip netns exec "$NS_C" timeout 400 "$PY" "$HERE/e2e_ecmp.py" "$WORK/ecmp.json" &
 PIDS+=($!)
 wait $! || rc=$?
 [ "$rc" -eq 0 ] || { echo "FAIL: e2e_ecmp.py (status $rc)"; exit 1; }
-echo "PASS: ECMP over two spillway instances; summary:"
+echo "PASS: ECMP over two spillway instances behind a $ROUTER router; summary:"
 cat "$WORK/summary.json"
