@@ -12,12 +12,13 @@ time must keep succeeding. Measures the time from the drain request to the
 route's withdrawal in the router's kernel table; after every change, the
 router's BGP speaker must name the same paths in its own view: BIRD
 (`birdc show route`) or FRR (zebra's `show ip route json`: selected,
-installed, each next hop in the FIB; bgpd's `show bgp summary json`: both
-sessions up with the VIP received, checked before the events).
+installed, each next hop in the FIB; and bgpd's `show bgp summary json`:
+both sessions Established, each with the VIP received or, once that LB is
+drained, withdrawn).
 
 CONF (JSON): {"vip", "port", "router_ns", "router" ("bird" or "frr"),
   "router_bird" (BIRD's control socket), "router_vty" (FRR's vty folder),
-  "n_long", "lbs": [{"name", "ctl", "pid_file", "start"}], "drain_wait_ms",
+  "n_long", "lbs": [{"name", "ip", "ctl", "pid_file", "start"}], "drain_wait_ms",
   "summary"}
 Exit 0 when every check passes.
 """
@@ -110,12 +111,21 @@ def wait_view(conf, want, limit=10):
         time.sleep(0.05)
 
 
-def frr_sessions(conf, want_pfx):
-    """bgpd: every peer Established with want_pfx prefixes received."""
-    d = vtysh(conf, "show bgp summary json").get("ipv4Unicast", {})
-    peers = {ip: (p.get("state"), p.get("pfxRcd")) for ip, p in d.get("peers", {}).items()}
-    ok = len(peers) == 2 and all(v == ("Established", want_pfx) for v in peers.values())
-    return ok, peers
+def frr_sessions(conf, want, limit=10):
+    """bgpd: each LB's session Established with want[name] prefixes received
+    (a drain withdraws the prefix; the session stays up). Failure text or None."""
+    lbs = {lb["ip"]: lb["name"] for lb in conf["lbs"]}
+    t = time.monotonic()
+    while True:
+        d = vtysh(conf, "show bgp summary json").get("ipv4Unicast", {})
+        peers = {lbs.get(ip, ip): [p.get("state"), p.get("pfxRcd")]
+                 for ip, p in d.get("peers", {}).items()}
+        if peers == {n: ["Established", k] for n, k in want.items()}:
+            log("bgpd sessions (state, prefixes received): %s" % peers)
+            return None
+        if time.monotonic() - t > limit:
+            return "bgpd sessions %s, want Established with %s prefixes" % (peers, want)
+        time.sleep(0.05)
 
 
 def rx(lb):
@@ -213,12 +223,11 @@ def main():
     log("router: %s via %s (ECMP)" % (conf["vip"], p))
     summary["router"] = conf["router"]
     summary["router_before"] = wait_view(conf, p)
-    if conf["router"] == "frr":
-        ok, peers = frr_sessions(conf, 1)
-        log("bgpd sessions (state, prefixes received): %s" % peers)
-        summary["frr_sessions"] = peers
-        if not ok:
-            failures.append("bgpd: not both sessions Established with 1 prefix: %s" % peers)
+    frr = conf["router"] == "frr"
+    if frr:
+        err = frr_sessions(conf, {"lb1": 1, "lb2": 1})
+        if err:
+            failures.append("before any event: " + err)
     rx0 = [rx(lb1), rx(lb2)]
     conns = [Conn(conf, i) for i in range(conf["n_long"])]
     rx1 = [rx(lb1), rx(lb2)]
@@ -252,6 +261,10 @@ def main():
         "own figure, request -> BIRD reconfigured: %s ms; now via %s)" % (
             sock_withdraw_ms, res["hooks"]["bird"]["last_withdraw_ms"], p))
     wait_view(conf, p)
+    if frr:
+        err = frr_sessions(conf, {"lb1": 1, "lb2": 0})
+        if err:
+            failures.append("lb2 drained: " + err)
     if not c2.call("stats")["drained"]:
         failures.append("lb2's stats do not show drained")
     time.sleep(0.5)
@@ -280,6 +293,10 @@ def main():
     log("drain request -> route withdrawn in the router's kernel: %.0f ms (now via %s)" % (
         withdraw_ms, p))
     summary["router_after_withdraw"] = wait_view(conf, p)
+    if frr:
+        err = frr_sessions(conf, {"lb1": 0, "lb2": 1})
+        if err:
+            failures.append("lb1 withdrawn: " + err)
     ok_drain = check_all(conns, "lb1 withdrawn, still forwarding (drain wait)")
     while pid_alive(pid1) and time.monotonic() - t0 < 60:
         time.sleep(0.05)
@@ -303,6 +320,10 @@ def main():
     announce_s = time.monotonic() - t1
     log("lb1 started -> route re-announced: %.1f s (via %s)" % (announce_s, p))
     summary["router_after_return"] = wait_view(conf, p)
+    if frr:
+        err = frr_sessions(conf, {"lb1": 1, "lb2": 1})
+        if err:
+            failures.append("lb1 back: " + err)
     rx2 = rx(lb1)
     ok_back = check_all(conns, "lb1 back in the ECMP group")
     time.sleep(1)

@@ -271,9 +271,9 @@ cat >"$WORK/ecmp.json" <<JSON
 {"vip": "$VIP", "port": 80, "router_ns": "$NS_R", "router": "$ROUTER",
  "router_bird": "$WORK/router.bird.ctl", "router_vty": "$FRR",
  "n_long": ${E2E_LONG:-64}, "drain_wait_ms": $DRAIN_WAIT_MS, "summary": "$WORK/summary.json",
- "lbs": [{"name": "lb1", "ctl": "$WORK/lb1.ctl", "pid_file": "$WORK/lb1.spw.pid",
+ "lbs": [{"name": "lb1", "ip": "${LB_IP[0]}", "ctl": "$WORK/lb1.ctl", "pid_file": "$WORK/lb1.spw.pid",
           "start": "$WORK/lb1.start.sh"},
-         {"name": "lb2", "ctl": "$WORK/lb2.ctl", "pid_file": "$WORK/lb2.spw.pid",
+         {"name": "lb2", "ip": "${LB_IP[1]}", "ctl": "$WORK/lb2.ctl", "pid_file": "$WORK/lb2.spw.pid",
           "start": "$WORK/lb2.start.sh"}]}
 JSON
 rc=0
