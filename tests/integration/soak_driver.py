@@ -23,11 +23,15 @@ forwards traffic (stats rx_packets > 0): pktgen/run-memif.sh may restart both
 sides after a failed memif link bring-up, so a daemon that goes away before
 that is found again. Then: config_get and the state file (valid JSON, mode
 0600) must equal the model (the restart from --state kept every acknowledged
-change); the socket mode must be CTL_MODE (default 0660). For SECONDS, one
+change), and every VIP's Maglev table (maglev_table raw, paged with
+from/count, slot for slot) must be the one maglev_ref.py computes from the
+model and CONFIG's maglev seed and table_size; the socket mode must be
+CTL_MODE (default 0660). For SECONDS, one
 at a time: membership changes and batches, hostile clients (garbage, an
 oversize line, a half request then hang-up), SIGHUP reloads; after every one
 config_get and the state file must equal the model. At the end the model is
-written to MODEL.json, and END is "kill" (kill -9 the daemon: the state file
+written to MODEL.json, the tables are checked against the model again (the
+ones the daemon built by changes, not at start-up), and END is "kill" (kill -9 the daemon: the state file
 must still equal the model) or "keep". Prints one summary line:
 changes=N batches=N hostile=N sighups=N refused=N.
 """
@@ -42,6 +46,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import maglev_ref  # noqa: E402
 import spwrpc  # noqa: E402
 
 CONFIG, STATE, CTL, SECS, END, MODEL, SEED = sys.argv[1:8]
@@ -49,6 +54,8 @@ CTL_MODE = int(sys.argv[8], 8) if len(sys.argv) > 8 else 0o660
 VIP = {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}
 KEY = "192.0.2.10:80/tcp"
 WAIT_TRAFFIC_S = 120    # link bring-up with run-memif.sh's retries, under load
+TABLE_PAGE = 65536      # slots per maglev_table request: 65537 slots take two
+TABLE_SAMPLE = 16       # VIPs whose tables are checked, at most (this soak has one)
 
 
 def fail(msg):
@@ -176,11 +183,55 @@ def check(c, model, what):
              % (what, st, model))
 
 
+def fetch_table(c, vip):
+    """The VIP's published table, slot by slot, read in pages of TABLE_PAGE
+    slots. Pages may come from different generations (the hot-key controller
+    publishes snapshots of its own under traffic), but no configuration change
+    is sent while reading, so every one of them must hold the model's table:
+    the pages put together are compared with it as one table."""
+    table, size = [], None
+    while size is None or len(table) < size:
+        page = c.call("maglev_table", vip=vip, raw=True, **{"from": len(table)},
+                      count=TABLE_PAGE)
+        if size is None:
+            size = page["table_size"]
+        if page.get("from") != len(table) or page["table_size"] != size:
+            fail("maglev_table page from %d: reply from %s, size %s (the first page: size %d)"
+                 % (len(table), page.get("from"), page["table_size"], size))
+        if not page["table"] or len(page["table"]) > min(TABLE_PAGE, size - len(table)):
+            fail("maglev_table page from %d of %d: %d slots"
+                 % (len(table), size, len(page["table"])))
+        table += page["table"]
+    return table
+
+
+def check_tables(c, model, rng, what):
+    """Every VIP's published table (or TABLE_SAMPLE of them) against the one
+    maglev_ref.py computes from the model; returns how many were checked."""
+    mg = json.load(open(CONFIG)).get("maglev", {})
+    seed, size = mg.get("seed", "spillway"), mg.get("table_size", 65537)
+    keys = sorted(model)
+    if len(keys) > TABLE_SAMPLE:
+        keys = sorted(rng.sample(keys, TABLE_SAMPLE))
+    for key in keys:
+        addr_port, proto = key.rsplit("/", 1)
+        addr, port = addr_port.rsplit(":", 1)
+        want = maglev_ref.vip_table(seed, size, [
+            {"address": a, "weight": w, "state": st} for a, (w, st) in sorted(model[key].items())])
+        got = fetch_table(c, spwrpc.vip_ref(addr, int(port), proto))
+        d = maglev_ref.diff(got, want)
+        if d:
+            fail("after %s, VIP %s: the published table is not maglev_ref.py's for the "
+                 "model %s: %s" % (what, key, model[key], d))
+    return len(keys)
+
+
 def main():
     rng = random.Random(int(SEED))
     pid, c = wait_for_traffic()
     model = json.load(open(MODEL)) if os.path.exists(MODEL) else norm(json.load(open(CONFIG)))
     check(c, model, "the (re)start")
+    n_tables = check_tables(c, model, rng, "the (re)start")
     m = stat.S_IMODE(os.stat(CTL).st_mode)
     if m != CTL_MODE:
         fail("control socket mode %o, want %o" % (m, CTL_MODE))
@@ -274,6 +325,7 @@ def main():
     c2.call("version")
     c2.close()
     check(c, model, "the segment")
+    n_tables += check_tables(c, model, rng, "the segment")
     json.dump(model, open(MODEL, "w"))
     if END == "kill":
         os.kill(pid, signal.SIGKILL)
@@ -290,7 +342,8 @@ def main():
                  % (norm(st), model))
     c.close()
     print("driver: changes=%(changes)d batches=%(batches)d hostile=%(hostile)d "
-          "sighups=%(sighups)d refused=%(refused)d" % n, flush=True)
+          "sighups=%(sighups)d refused=%(refused)d tables=%(tables)d"
+          % dict(n, tables=n_tables), flush=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@
 # refuse. Checked against that model, never against the daemon's own reading
 # of itself: config_get and the state file (valid, mode 0600) after every
 # operation, after each restart from --state, after each kill -9 (the state
-# file) and at the end; the socket mode is 0660 by default and --control-mode
+# file) and at the end; every VIP's Maglev table (maglev_table raw, paged),
+# slot for slot against maglev_ref.py's table for the model, after each
+# (re)start and at the end of each segment; the socket mode is 0660 by default and --control-mode
 # (0600 in the last segment) is honoured; no crash but the intended kills (exit statuses, no
 # sanitizer/segfault lines in the logs); the last, clean segment's counters
 # conserve packets, and its final stats (written after the ports are closed)
