@@ -208,12 +208,150 @@ static const struct spillctl_command stats_cmd = {
         .run = cmd_stats,
 };
 
+/*
+ * Slots asked for per maglev_table request with --raw: 65536 IPv6 addresses
+ * (at most 42 bytes each in the reply) stay under the server's reply limit
+ * of 4,190,208 bytes; a page the server still refuses as too large (-32004)
+ * is asked for again with half the count.
+ */
+#define TABLE_PAGE 65536
+/* Reads of the whole table before giving up when it changes between pages. */
+#define TABLE_TRIES 3
+#define RPC_TOO_LARGE (-32004)
+
+/* One raw page from slot @from: *count slots (halved while the server finds it too large). */
+static int
+table_page(struct spillctl_cli *cli, const struct spillctl_vip_ref *v, json_int_t from,
+           json_int_t *count, json_t **res)
+{
+	for (;;) {
+		json_t *params = json_pack("{s:o,s:b,s:I,s:I}", "vip", spillctl_vip_ref_json(v),
+		                           "raw", 1, "from", from, "count", *count);
+		json_t *err;
+		int rc = spillctl_call_err(cli, "maglev_table", params,
+		                           &spillctl_shape_maglev_table, res, &err);
+
+		if (err == NULL)
+			return rc;
+		if (spillctl_jint(err, "code") == RPC_TOO_LARGE && *count > 1) {
+			json_decref(err);
+			*count /= 2;
+			continue;
+		}
+		spillctl_report_error(cli, err);
+		json_decref(err);
+		return rc;
+	}
+}
+
+/* A page must start at @from and hold exactly the slots asked for (cut at the table's end). */
+static int
+table_page_check(struct spillctl_cli *cli, const json_t *page, json_int_t from, json_int_t count,
+                 json_int_t size)
+{
+	const json_t *f = json_object_get(page, "from");
+	const json_t *t = json_object_get(page, "table");
+	json_int_t want = size - from < count ? size - from : count;
+
+	if (f != NULL && json_integer_value(f) != from)
+		return spillctl_io_error(cli,
+		                         "malformed reply to maglev_table: result.from: %lld, "
+		                         "asked for %lld",
+		                         (long long)json_integer_value(f), (long long)from);
+	if (!json_is_array(t))
+		return spillctl_io_error(cli, "malformed reply to maglev_table: result.table: "
+		                              "missing in a raw reply");
+	if ((json_int_t)json_array_size(t) != want)
+		return spillctl_io_error(cli,
+		                         "malformed reply to maglev_table: result.table: %zu "
+		                         "slots from %lld of %lld, expected %lld",
+		                         json_array_size(t), (long long)from, (long long)size,
+		                         (long long)want);
+	return SPILLCTL_EXIT_OK;
+}
+
+/*
+ * The whole raw table in *out: the first page's result, its "table" holding
+ * every slot. Pages whose table size or backends (addresses, names, slot
+ * counts: what the table is built from) differ from the first page's were
+ * taken from another table; the read then starts again, TABLE_TRIES times.
+ */
+static int
+table_read_raw(struct spillctl_cli *cli, const struct spillctl_vip_ref *v, const char *vt,
+               json_t **out)
+{
+	json_int_t count = TABLE_PAGE;
+
+	*out = NULL;
+	for (int attempt = 0; attempt < TABLE_TRIES; attempt++) {
+		json_t *first;
+		json_t *all;
+		json_int_t size;
+		bool changed = false;
+		int rc = table_page(cli, v, 0, &count, &first);
+
+		if (rc != SPILLCTL_EXIT_OK)
+			return rc;
+		size = spillctl_jint(first, "table_size");
+		rc = table_page_check(cli, first, 0, count, size);
+		all = json_object_get(first, "table");
+		while (rc == SPILLCTL_EXIT_OK && (json_int_t)json_array_size(all) < size) {
+			json_int_t from = (json_int_t)json_array_size(all);
+			json_t *page;
+
+			rc = table_page(cli, v, from, &count, &page);
+			if (rc != SPILLCTL_EXIT_OK)
+				break;
+			if (spillctl_jint(page, "table_size") != size ||
+			    !json_equal(json_object_get(page, "backends"),
+			                json_object_get(first, "backends"))) {
+				changed = true;
+				json_decref(page);
+				break;
+			}
+			rc = table_page_check(cli, page, from, count, size);
+			if (rc == SPILLCTL_EXIT_OK)
+				json_array_extend(all, json_object_get(page, "table"));
+			json_decref(page);
+		}
+		if (rc != SPILLCTL_EXIT_OK) {
+			json_decref(first);
+			return rc;
+		}
+		if (!changed) {
+			*out = first;
+			return SPILLCTL_EXIT_OK;
+		}
+		json_decref(first);
+	}
+	fprintf(stderr,
+	        "spillctl: the table of %s changed while it was read, %d times: try again\n", vt,
+	        TABLE_TRIES);
+	return SPILLCTL_EXIT_SERVER;
+}
+
+/* Every slot, one line each, as an aligned ">SLOT|BACKEND" table. */
+static void
+print_slots(const json_t *table)
+{
+	size_t n = json_array_size(table);
+	int w = 4; /* "SLOT" */
+	const json_t *s;
+	size_t i;
+
+	for (size_t top = n > 0 ? n - 1 : 0; top >= 10000; top /= 10)
+		w++;
+	printf("%*s  BACKEND\n", w, "SLOT");
+	json_array_foreach (table, i, s)
+		printf("%*zu  %s\n", w, i,
+		       json_is_string(s) ? spillctl_esc(json_string_value(s)) : "-");
+}
+
 static int
 cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
 	struct spillctl_vip_ref v;
 	const json_t *b;
-	const json_t *s;
 	json_t *params;
 	json_t *res;
 	struct spillctl_table t;
@@ -226,10 +364,19 @@ cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 	if (!spillctl_arg_vip(a, 0, &v))
 		return SPILLCTL_EXIT_USAGE;
 	params = json_pack("{s:o}", "vip", spillctl_vip_ref_json(&v));
-	if (spillctl_arg_flag(a, "raw"))
-		json_object_set_new(params, "raw", json_true());
 	spillctl_vip_text(json_object_get(params, "vip"), vt, sizeof(vt));
-	rc = spillctl_call_print(cli, "maglev_table", params, &spillctl_shape_maglev_table, &res);
+	if (spillctl_arg_flag(a, "raw")) {
+		json_decref(params);
+		rc = table_read_raw(cli, &v, vt, &res);
+		if (res != NULL && cli->json) {
+			spillctl_print_json(res);
+			json_decref(res);
+			res = NULL;
+		}
+	} else {
+		rc = spillctl_call_print(cli, "maglev_table", params, &spillctl_shape_maglev_table,
+		                         &res);
+	}
 	if (res == NULL)
 		return rc;
 	size = spillctl_jint(res, "table_size");
@@ -252,15 +399,8 @@ cmd_table(struct spillctl_cli *cli, const struct spillctl_args *a)
 	spillctl_table_print(&t, 0);
 	spillctl_table_free(&t);
 	if (json_is_array(json_object_get(res, "table"))) {
-		spillctl_table_init(&t, ">SLOT|BACKEND");
-		json_array_foreach (json_object_get(res, "table"), i, s) {
-			spillctl_table_add(&t, "%zu\t%s", i,
-			                   json_is_string(s) ? spillctl_esc(json_string_value(s))
-			                                     : "-");
-		}
 		fputc('\n', stdout);
-		spillctl_table_print(&t, 0);
-		spillctl_table_free(&t);
+		print_slots(json_object_get(res, "table"));
 	}
 	json_decref(res);
 	return rc;
@@ -280,7 +420,10 @@ static const struct spillctl_command table_cmd = {
                 "usable backend) are shown as (empty).\n"
                 "\n"
                 "Options:\n"
-                "  --raw    also print the backend of every slot (large: one line per slot)\n"
+                "  --raw    also print the backend of every slot (large: one line per slot),\n"
+                "           read in pages of 65536 slots (\"from\"/\"count\"), each checked\n"
+                "           to come from the same table; the whole table is read again if\n"
+                "           it changed meanwhile (3 times at most, then exit 1)\n"
                 "\n"
                 "Examples:\n"
                 "  spillctl table 192.0.2.10:80/tcp\n"

@@ -236,11 +236,9 @@ static const struct spillctl_shape slot_backend = {K_OBJ, slot_backend_m, NULL};
 static const struct spillctl_shape slot_backends = {K_ARR, NULL, &slot_backend};
 static const struct spillctl_shape slots = {K_ARR, NULL, &str_or_null};
 
-static const struct spillctl_member maglev_m[] = {REQ("table_size", integer),
-                                                  REQ("generation", integer),
-                                                  REQ("backends", slot_backends),
-                                                  OPT("table", slots),
-                                                  {NULL, false, NULL}};
+static const struct spillctl_member maglev_m[] = {
+        REQ("table_size", integer), REQ("generation", integer), REQ("backends", slot_backends),
+        OPT("from", integer),       OPT("table", slots),        {NULL, false, NULL}};
 const struct spillctl_shape spillctl_shape_maglev_table = {K_OBJ, maglev_m, NULL};
 
 static const struct spillctl_member config_save_m[] = {REQ("path", str), {NULL, false, NULL}};

@@ -25,11 +25,18 @@ request. With that a test sends what a broken or hostile server could:
 no or a wrong "jsonrpc", a wrong id, both or neither of result and error, a
 result of the wrong shape, strings with tabs, newlines and terminal escapes.
 
+maglev_table takes raw's from/count. With --table-size N its tables are
+maglev_ref.py's (seed "fake") of N slots; with --reply-budget B a reply line
+over B bytes becomes -32004 "reply too large" as spillwayd's does; with
+--table-churn the membership it builds from changes on every raw page after
+the first (a table changing while a client pages through it).
+
 Backend names are checked as docs/control-protocol.md says: 1 to 63 bytes of
 A-Z a-z 0-9 . _ : -.
 
 usage: fake_ctl_server.py --socket PATH --log FILE [--ready FILE]
-                          [--hot-keys] [--no-state-file]
+                          [--hot-keys] [--no-state-file] [--table-size N]
+                          [--reply-budget BYTES] [--table-churn]
 """
 
 import argparse
@@ -42,6 +49,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import maglev_ref  # noqa: E402
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -49,6 +59,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 NOT_FOUND = -32001
 EXISTS = -32002
+TOO_LARGE = -32004
 ABORTED = -32010
 
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed",
@@ -110,6 +121,7 @@ class State:
         self.vips = []
         self.generation = 1
         self.calls = 0
+        self.churn = 0  # maglev_table pages served under --table-churn
         self.counters = {}
         self.hot_params = {"threshold": 0.01, "threshold_low": 0.005, "epsilon": 0.25,
                            "demote_windows": 5, "window_ms": 100}
@@ -299,25 +311,48 @@ class State:
         return doc
 
     def m_maglev_table(self, p):
-        check_fields(p, "", ("vip", "raw"), ("vip",))
+        check_fields(p, "", ("vip", "raw", "from", "count"), ("vip",))
         v = self.find_vip(self.vip_ref(p["vip"], "vip"))
         raw = p.get("raw", False)
         if not isinstance(raw, bool):
             raise RpcError(INVALID_PARAMS, "raw: expected a boolean")
-        size = 13
-        usable = [b for b in v["backends"] if b["state"] == "active" and b["weight"] > 0]
-        table = []
-        wsum = sum(b["weight"] for b in usable)
-        if wsum:
-            for b in usable:
-                table += [b["address"]] * (size * b["weight"] // wsum)
-            while len(table) < size:
-                table.append(usable[0]["address"])
+        for k in ("from", "count"):
+            if k in p and not raw:
+                raise RpcError(INVALID_PARAMS, "%s: only with raw" % k)
+            if k in p and (not isinstance(p[k], int) or isinstance(p[k], bool)):
+                raise RpcError(INVALID_PARAMS, "%s: expected an integer" % k)
+        size = self.args.table_size or 13
+        frm, count = p.get("from", 0), p.get("count", size)
+        if not 0 <= frm < size:
+            raise RpcError(INVALID_PARAMS, "from: %d is not a slot (0 to %d)" % (frm, size - 1))
+        if count < 1:
+            raise RpcError(INVALID_PARAMS, "count: must be at least 1")
+        backends = v["backends"]
+        if self.args.table_churn and raw and frm > 0:
+            # The membership changes between pages: the first backend's
+            # weight goes up by one on every page after the first.
+            self.churn += 1
+            if backends:
+                backends = copy.deepcopy(backends)
+                backends[0]["weight"] += self.churn
+        if self.args.table_size:
+            table = maglev_ref.vip_table("fake", size, backends)
+        else:
+            usable = [b for b in backends if b["state"] == "active" and b["weight"] > 0]
+            table = []
+            wsum = sum(b["weight"] for b in usable)
+            if wsum:
+                for b in usable:
+                    table += [b["address"]] * (size * b["weight"] // wsum)
+                while len(table) < size:
+                    table.append(usable[0]["address"])
+            table = table if table else [None] * size
         res = {"table_size": size, "generation": self.generation,
                "backends": [{"address": b["address"], "name": b.get("name", b["address"]),
-                             "slots": table.count(b["address"])} for b in v["backends"]]}
+                             "slots": table.count(b["address"])} for b in backends]}
         if raw:
-            res["table"] = table if table else [None] * size
+            res["from"] = frm
+            res["table"] = table[frm:frm + count]
         return res
 
     def m_config_get(self, p):
@@ -561,7 +596,12 @@ class Server:
                 rid, res = self.call(value)
                 if "id" not in value and not isinstance(res, RpcError):
                     return None
-                return json.dumps(self.reply(rid, res))
+                out = json.dumps(self.reply(rid, res))
+                if self.args.reply_budget and len(out) + 1 > self.args.reply_budget:
+                    out = json.dumps(self.reply(rid, RpcError(
+                        TOO_LARGE, "reply too large: %d bytes, limit %d bytes"
+                        % (len(out) + 1, self.args.reply_budget))))
+                return out
             if not isinstance(value, list) or not value:
                 return json.dumps(self.reply(None, RpcError(INVALID_REQUEST, "invalid request")))
             if len(value) > 1024:
@@ -647,6 +687,15 @@ def main():
                          'array to stats')
     ap.add_argument("--no-state-file", action="store_true",
                     help="config_save fails with -32603")
+    ap.add_argument("--table-size", type=int, default=0,
+                    help="maglev_table answers tables of this many slots, maglev_ref.py's "
+                         "under the seed \"fake\" (default: a 13-slot table in blocks)")
+    ap.add_argument("--reply-budget", type=int, default=0,
+                    help="a reply line (newline included) over this many bytes becomes "
+                         "-32004 \"reply too large\", as spillwayd's reply limit")
+    ap.add_argument("--table-churn", action="store_true",
+                    help="the VIP's membership changes between maglev_table pages (every "
+                         "raw request with from > 0)")
     args = ap.parse_args()
     try:
         Server(args).run()

@@ -429,7 +429,7 @@ expect_out_re '^10\.1\.0\.1 +[0-9]+ +[0-9]+\.[0-9]{2}%$'
 expect_not_out "SLOT  BACKEND"
 ctl table 192.0.2.10:80 --raw
 expect_rc 0
-expect_req maglev_table '{"vip":'"$V10"',"raw":true}'
+expect_req maglev_table '{"vip":'"$V10"',"raw":true,"from":0,"count":65536}'
 expect_out_re '^ *SLOT +BACKEND$'
 expect_out_re '^ +12 +10\.1\.0\.[0-9]$'
 ctl --json table 192.0.2.10:80 --raw
@@ -808,6 +808,66 @@ RC=$?
 expect_rc 3
 expect_err "$WORK/nothing.sock: cannot connect"
 
+# --- table --raw in pages, against a server with spillwayd's reply limit ----------
+# A table of the largest size the configuration allows (1048573 slots) with
+# (the fake server builds it in Python: --timeout 120 for the first page)
+# IPv6 backends: about 38 MiB as one reply, which the server refuses (-32004);
+# spillctl pages through it. The expected slots are maglev_ref.py's.
+stop_server
+start_server --table-size 1048573 --reply-budget 4190208
+B6=2001:db8:aaaa:bbbb:cccc:dddd:eeee
+ctl vip add 192.0.2.10:80 --backend "[$B6:1]:3" --backend "[$B6:22]" --backend "[$B6:333]:2" \
+	--backend "[$B6:4444]"
+expect_rc 0
+LAST="maglev_table raw in one reply (no from/count)"
+CHECKS=$((CHECKS + 1))
+"$PY" - "$SOCK" "$V10" <<'PY' 2>"$WORK/pyerr" || fail "$(tail -1 "$WORK/pyerr")"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "maglev_table",
+                      "params": {"vip": json.loads(sys.argv[2]), "raw": True}}).encode() + b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    buf += s.recv(1 << 20)
+r = json.loads(buf)
+assert r.get("error", {}).get("code") == -32004, "whole table not refused: %s" % buf[:200]
+PY
+# check_raw_table MODE PAGE: spillctl's output (MODE text or json) is the
+# reference table, and it was read in requests of PAGE slots from slot 0 on.
+check_raw_table() {
+	CHECKS=$((CHECKS + 1))
+	"$PY" "$HERE/spillctl_table_check.py" "$1" "$WORK/out" "$LOG" "$NREQ" "$2" "$V10" \
+		"$B6:1=3" "$B6:22=1" "$B6:333=2" "$B6:4444=1" 2>"$WORK/pyerr" ||
+		fail "$(tail -1 "$WORK/pyerr")"
+}
+ctl --timeout 120 table 192.0.2.10:80 --raw
+expect_rc 0
+check_raw_table text 65536
+ctl --timeout 120 --json table 192.0.2.10:80 --raw
+expect_rc 0
+check_raw_table json 65536
+# A tighter budget: the server refuses 65536 and 32768 slots a page (-32004);
+# spillctl halves the page each time and reads the table in pages of 16384.
+stop_server
+start_server --table-size 1048573 --reply-budget 1000000
+ctl vip add 192.0.2.10:80 --backend "[$B6:1]:3" --backend "[$B6:22]" --backend "[$B6:333]:2" \
+	--backend "[$B6:4444]"
+ctl --timeout 120 table 192.0.2.10:80 --raw
+expect_rc 0
+check_raw_table text 16384
+# A table that changes between pages is read again from slot 0, 3 times, then exit 1.
+stop_server
+start_server --table-size 131071 --table-churn
+ctl vip add 192.0.2.10:80 --backend 10.1.0.1 --backend 10.1.0.2
+ctl --timeout 120 table 192.0.2.10:80 --raw
+expect_rc 1
+expect_err "spillctl: the table of 192.0.2.10:80/tcp changed while it was read, 3 times: try again"
+CHECKS=$((CHECKS + 1))
+[[ ! -s $WORK/out ]] || fail "printed a table that changed while it was read"
+CHECKS=$((CHECKS + 1))
+[[ $(tail -n +$((NREQ + 1)) "$LOG" | grep -c '"from": 0') == 3 ]] ||
+	fail "the table was not read from slot 0 three times"
 # --- Hot keys and errors that depend on the server's options ---------------------
 
 stop_server
