@@ -17,11 +17,18 @@ trap 'rm -rf "$BUILD"' EXIT
 mkdir -p "$BUILD/pktgen"
 ln -s "$SG" "$BUILD/pktgen/spillgen"
 ln -s "$LB" "$BUILD/spillwayd"
+# A run on a loaded machine can lose packets that spillwayd could not hand to
+# spillgen because spillgen was not scheduled (spillwayd counts them as
+# tx_full: the memif ring was full). Such a run is repeated, at most twice;
+# any other loss, or loss that persists, fails.
 OUT=$BUILD/results.json
-timeout 100 "$ROOT/pktgen/run-memif.sh" -b "$BUILD" -- \
-	-d 3 -r 20k -f 4000 -z 0 --drain 1000 --no-progress -q --json "$OUT"
-/usr/bin/python3 - "$OUT" <<'PY'
-import json, sys
+for attempt in 1 2 3; do
+	timeout 100 "$ROOT/pktgen/run-memif.sh" -b "$BUILD" -- \
+		-d 3 -r 20k -f 4000 -z 0 --drain 1000 --no-progress -q --json "$OUT" |
+		tee "$BUILD/run.log"
+	status=0
+	/usr/bin/python3 - "$OUT" "$BUILD/run.log" <<'PY' || status=$?
+import ast, json, re, sys
 r = json.load(open(sys.argv[1]))
 bad = []
 def check(c, what):
@@ -45,8 +52,28 @@ print("sent %d, lost %d, dup %d, flows %d (one backend each: %s), peak/avg %.3f,
          r["balance"]["peak_to_avg"], r["balance"]["jain"]))
 for b in bad:
     print("FAIL:", b)
+# Only lost packets, every one of them dropped by spillwayd as tx_full, and
+# nothing else wrong: retryable (exit 2).
+m = re.search(r"^spillwayd: rx \d+, forwarded \d+, dropped (\d+) (\{.*\})$",
+              open(sys.argv[2]).read(), re.M)
+only_loss = all(b.startswith(("lost ", "decoded ")) for b in bad)
+if bad and m and only_loss:
+    reasons = ast.literal_eval(m.group(2))
+    if int(m.group(1)) == pk["lost"] == reasons.get("tx_full", -1) and len(reasons) == 1:
+        sys.exit(2)
 sys.exit(1 if bad else 0)
 PY
+	case $status in
+	0) break ;;
+	2) if [ "$attempt" -lt 3 ]; then
+		echo "RETRY: every lost packet was a tx_full drop (spillgen not scheduled); run $((attempt + 1)) of at most 3"
+		continue
+	   fi
+	   echo "FAIL: packets lost to tx_full in 3 runs out of 3"
+	   exit 1 ;;
+	*) exit 1 ;;
+	esac
+done
 
 # The other stop order: spillwayd leaves first and spillgen must see the link
 # go down and stop cleanly (run-memif.sh fails if either side exits non-zero).
