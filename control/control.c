@@ -27,6 +27,7 @@
 #include "rpc.h"
 #include "server.h"
 #include "stats.h"
+#include "telemetry.h"
 
 #define TICK_MS 10
 #define STOP_HOOK_WAIT_MS 10000 /* the stop waits this long at most for busy hooks */
@@ -60,6 +61,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
                   size_t errlen)
 {
 	struct lb_control *c = calloc(1, sizeof(*c));
+	int rc;
 
 	if (c == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -116,6 +118,14 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		if (c->server == NULL)
 			goto fail;
 	}
+	/* DPDK telemetry (control/telemetry.h): refreshed on the tick. Without
+	 * it the daemon still runs; the commands are then missing. */
+	rc = lb_telemetry_attach(c->p.cores, c->p.lcores, c->p.n_cores);
+	if (rc != 0)
+		fprintf(stderr, "spillwayd: DPDK telemetry commands not registered: %s\n",
+		        strerror(-rc));
+	else
+		lb_telemetry_refresh(c->pub.cfg, c->pub.generation, c->hw.hot, c->hw.window);
 	return c;
 fail:
 	lb_control_destroy(c);
@@ -334,6 +344,7 @@ on_tick(struct lb_control *c)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
 	if (c->server != NULL)
 		lb_server_tick(c->server);
+	lb_telemetry_refresh(c->pub.cfg, c->pub.generation, c->hw.hot, c->hw.window);
 	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms &&
 	    (!hooks_busy(c) || lb_now_ms() >= c->stop_ms + STOP_HOOK_WAIT_MS))
 		return 2;
@@ -465,6 +476,9 @@ lb_control_destroy(struct lb_control *c)
 {
 	if (c == NULL)
 		return;
+	/* Before the counters and the configuration go: no callback reads them
+	 * once this returns. */
+	lb_telemetry_detach();
 	lb_server_destroy(c->server);
 	lb_publish_fini(&c->pub);
 	lb_hot_window_fini(&c->hw);
