@@ -159,7 +159,9 @@ def query(d, prefix, sock):
     check(s["dropped"] == exp["no_vip"] + exp["ip4_trunc"], "dropped %s" % s["dropped"])
     check(s["rx_packets"] == s["forwarded"] + s["icmp_sent"] + s["exception"] + s["dropped"],
           "rx = forwarded + icmp_sent + exception + dropped")
-    check(s["cores"] == 1 and s["generation"] >= 1, "cores 1, generation >= 1")
+    # 1 at start-up, +1 per publication: each pin published one snapshot.
+    check(s["cores"] == 1 and s["generation"] == 1 + len(PINS),
+          "cores %s = 1, generation %s = 1 + %d pins" % (s["cores"], s["generation"], len(PINS)))
 
     e = a["/ethdev/stats,0"]
     check(e["ipackets"] == s["rx_packets"] == exp["rx_packets"],
@@ -172,6 +174,7 @@ def query(d, prefix, sock):
 
     c = a["/spillway/cores"]
     check(c["lcore"] == [1], "cores lcore %s" % c["lcore"])
+    check(c["snapshot_gen"] == [s["generation"]], "the worker runs generation %s" % c["snapshot_gen"])
     for k in ["rx_packets", "forwarded", "dropped", "flow_hits"]:
         check(sum(c[k]) == s[k], "cores %s sums to the total" % k)
 

@@ -27,7 +27,7 @@ PY=/usr/bin/python3
 # shellcheck source=../../scripts/lib.sh
 . "$HERE/../../scripts/lib.sh"
 
-command -v dpdk-telemetry.py >/dev/null || { echo "SKIP: dpdk-telemetry.py (package dpdk) not installed"; exit 77; }
+command -v dpdk-telemetry.py >/dev/null || { echo "SKIP: dpdk-telemetry.py (package dpdk-dev) not installed"; exit 77; }
 $PY -c 'import scapy' 2>/dev/null || { echo "SKIP: $PY with scapy needed"; exit 77; }
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (EAL runtime directory under /var/run/dpdk)"; exit 77; }
 
