@@ -379,6 +379,11 @@ main(int argc, char **argv)
 	char lcores_desc[96];
 	int n, rc;
 
+	/* A bare --help needs no EAL (man pages are generated from it at build time). */
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		sg_opts_usage(stdout);
+		return 0;
+	}
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "spillgen: EAL initialisation failed: %s\n",
