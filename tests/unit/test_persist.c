@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -527,7 +528,8 @@ static void
 test_persist_syncs_file_then_renames_then_syncs_directory(void **state)
 {
 	struct fixture *f = *state;
-	char err[ERR_LEN] = "", real_dir[256], tmp[256];
+	/* realpath() writes up to PATH_MAX bytes (_FORTIFY_SOURCE checks the size). */
+	char err[ERR_LEN] = "", real_dir[PATH_MAX], tmp[PATH_MAX];
 	json_t *d = doc(5);
 	int last_write = -1, file_sync, ren, dir_sync;
 
