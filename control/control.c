@@ -4,7 +4,7 @@
  * (hot_window.c) and the control socket with its RPC adapters
  * (control_rpc.c), then runs them on an event loop (loop.c) of callbacks for
  * the signalfd (SIGHUP reloads, SIGTERM/SIGINT drain or stop), the periodic
- * timerfd and the control socket's epoll set.
+ * timerfd, the control socket's epoll set and the metrics endpoint.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,6 +22,8 @@
 #include "control_rpc.h"
 #include "hot_window.h"
 #include "loop.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "persist.h"
 #include "publish.h"
 #include "rpc.h"
@@ -41,6 +43,7 @@ struct lb_control {
 	int sigfd, timerfd;
 	int rc; /* why the loop stopped: 0, or -errno of the control socket */
 	struct lb_server *server;
+	struct lb_metrics_http *metrics; /* NULL: no --metrics */
 	uint64_t last_rx;
 	uint64_t idle_ms;
 	/* On a stop signal with a drain hook, the loop ends at stop_ms (0: no
@@ -54,6 +57,23 @@ int
 lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
 {
 	return lb_publish_apply(&c->pub, cfg, true, err, errlen);
+}
+
+/* The metrics endpoint's body: the stats and hot_list documents as Prometheus text. */
+static int
+render_metrics(void *arg, const uint64_t *codes, char **text, size_t *len)
+{
+	struct lb_control *c = arg;
+	json_t *stats = lb_control_stats(c);
+	json_t *hot = c->rpc.ops.hot_list != NULL ? c->rpc.ops.hot_list(c->rpc.ops.arg) : NULL;
+	struct lb_metrics_input in = {
+	        .stats = stats, .hot = hot, .version = SPILLWAY_VERSION, .http = codes};
+	int rc = stats != NULL ? lb_metrics_render(&in, LB_METRICS_HTTP_MAX_REPLY, text, len)
+	                       : -ENOMEM;
+
+	json_decref(stats);
+	json_decref(hot);
+	return rc;
 }
 
 struct lb_control *
@@ -126,6 +146,12 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		        strerror(-rc));
 	else
 		lb_telemetry_refresh(c->pub.cfg, c->pub.generation, c->hw.hot, c->hw.window);
+	if (c->p.metrics_addr != NULL) {
+		c->metrics =
+		        lb_metrics_http_create(c->p.metrics_addr, render_metrics, c, err, errlen);
+		if (c->metrics == NULL)
+			goto fail;
+	}
 	return c;
 fail:
 	lb_control_destroy(c);
@@ -345,6 +371,8 @@ on_tick(struct lb_control *c)
 	if (c->server != NULL)
 		lb_server_tick(c->server);
 	lb_telemetry_refresh(c->pub.cfg, c->pub.generation, c->hw.hot, c->hw.window);
+	if (c->metrics != NULL)
+		lb_metrics_http_tick(c->metrics);
 	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms &&
 	    (!hooks_busy(c) || lb_now_ms() >= c->stop_ms + STOP_HOOK_WAIT_MS))
 		return 2;
@@ -460,6 +488,8 @@ lb_control_run(struct lb_control *c)
 		rc = lb_loop_add(c->loop, c->timerfd, LB_LOOP_READABLE, on_timer, c);
 	if (rc == 0 && c->server != NULL)
 		rc = lb_loop_add(c->loop, lb_server_fd(c->server), LB_LOOP_READABLE, on_server, c);
+	if (rc == 0 && c->metrics != NULL)
+		rc = lb_metrics_http_attach(c->metrics, c->loop);
 	if (rc == 0)
 		rc = hooks_attach(c, c->loop);
 	if (rc != 0)
@@ -480,6 +510,7 @@ lb_control_destroy(struct lb_control *c)
 	 * once this returns. */
 	lb_telemetry_detach();
 	lb_server_destroy(c->server);
+	lb_metrics_http_destroy(c->metrics);
 	lb_publish_fini(&c->pub);
 	lb_hot_window_fini(&c->hw);
 	if (c->loop != NULL)

@@ -67,6 +67,7 @@ struct lb_control_params {
 	const char *control_path;  /* control socket, or NULL for none */
 	mode_t control_mode;       /* 0: 0660 */
 	const char *control_group; /* group name or gid, or NULL */
+	const char *metrics_addr;  /* --metrics ADDR:PORT (metrics_http.h), or NULL */
 	struct rte_rcu_qsbr *qsv;
 	struct lb_snapshot **snap; /* the pointer workers read */
 	volatile bool *stop;       /* set to stop the workers */
@@ -95,7 +96,8 @@ struct lb_control_params {
  * Take ownership of cfg, build its snapshot and publish it (before workers
  * start, so they never see a NULL snapshot). With a state path whose file does
  * not exist yet, write cfg there, so the file exists from then on. With a
- * control path, create the control socket.
+ * control path, create the control socket; with a metrics address, listen
+ * there.
  *
  * @return the control object, or NULL with a reason in err.
  */

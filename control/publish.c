@@ -401,7 +401,43 @@ wait_switch(struct lb_publisher *pub)
 		}
 		rte_pause();
 	}
-	pub->pub_ns[pub->pub_count++ % LB_PUBLISH_SAMPLES] = dt * 1000000000ull / hz;
+	pub->pub_ns[pub->pub_count % LB_PUBLISH_SAMPLES] = dt * 1000000000ull / hz;
+	lb_publish_observe(pub, pub->pub_ns[pub->pub_count % LB_PUBLISH_SAMPLES]);
+	pub->pub_count++;
+}
+
+/* Workers switch within one loop pass (microseconds); the wait gives up at 50 ms. */
+const uint64_t lb_publish_hist_le_ns[LB_PUBLISH_HIST_N] = {
+        1000,   2500,    5000,    10000,   25000,    50000,    100000,   250000,
+        500000, 1000000, 2500000, 5000000, 10000000, 25000000, 50000000,
+};
+
+void
+lb_publish_observe(struct lb_publisher *pub, uint64_t ns)
+{
+	unsigned int i = 0;
+
+	while (i < LB_PUBLISH_HIST_N && ns > lb_publish_hist_le_ns[i])
+		i++;
+	pub->pub_hist[i]++;
+	pub->pub_sum_ns += ns;
+}
+
+static json_t *
+histogram_json(const struct lb_publisher *pub)
+{
+	json_t *le = json_array(), *bk = json_array();
+	uint64_t cum = 0;
+
+	for (unsigned int i = 0; i <= LB_PUBLISH_HIST_N; i++) {
+		if (i < LB_PUBLISH_HIST_N)
+			json_array_append_new(le,
+			                      json_real((double)lb_publish_hist_le_ns[i] / 1e9));
+		cum += pub->pub_hist[i];
+		json_array_append_new(bk, json_integer((json_int_t)cum));
+	}
+	return json_pack("{s:o, s:o, s:f, s:I}", "le_s", le, "buckets", bk, "sum_s",
+	                 (double)pub->pub_sum_ns / 1e9, "count", (json_int_t)cum);
 }
 
 static int
@@ -426,6 +462,7 @@ lb_publish_json(const struct lb_publisher *pub)
 	json_object_set_new(o, "build_us", json_real((double)pub->build_ns / 1000.0));
 	json_object_set_new(o, "retired", json_integer(pub->n_retire));
 	json_object_set_new(o, "refused", json_integer((json_int_t)pub->refused));
+	json_object_set_new(o, "latency_histogram", histogram_json(pub));
 	if (n == 0)
 		return o;
 	json_object_set_new(

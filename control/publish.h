@@ -25,6 +25,7 @@
  * snapshots exist. */
 #define LB_PUBLISH_RETIRE_MAX 8
 #define LB_PUBLISH_SAMPLES 1024 /* publication latencies kept */
+#define LB_PUBLISH_HIST_N 15    /* latency histogram bounds (lb_publish_hist_le_ns) */
 /* A core that has not passed a quiescent state this long after a snapshot
  * was retired (or a probe taken) is stalled: changes are refused meanwhile. */
 #define LB_PUBLISH_STALL_MS 1000
@@ -65,6 +66,10 @@ struct lb_publisher {
 	 * the last LB_PUBLISH_SAMPLES changes; and the last snapshot build time. */
 	uint64_t pub_ns[LB_PUBLISH_SAMPLES];
 	uint64_t pub_count;
+	/* Every measured latency, counted in its histogram bucket (the last one:
+	 * above every bound), and their sum. */
+	uint64_t pub_hist[LB_PUBLISH_HIST_N + 1];
+	uint64_t pub_sum_ns;
 	uint64_t pub_timeouts;
 	uint64_t persist_unsynced; /* state file written, directory fsync failed */
 	uint64_t build_ns;
@@ -168,10 +173,17 @@ json_t *lb_publish_stalled_json(const struct lb_publisher *pub);
 /** Drain (on) or undrain every hook with a drain step; failures are logged and counted. */
 void lb_publish_drain(struct lb_publisher *pub, bool on);
 
+/** Upper bounds of the publication latency histogram's buckets, ns, ascending. */
+extern const uint64_t lb_publish_hist_le_ns[LB_PUBLISH_HIST_N];
+
+/** Count one publication latency (ns) in the histogram. */
+void lb_publish_observe(struct lb_publisher *pub, uint64_t ns);
+
 /**
  * {"samples", "last_us", "p50_us", "p99_us", "max_us", "timeouts", "build_us",
- *  "retired", "refused"}: retired snapshots alive, changes refused while a
- * core was stalled.
+ *  "retired", "refused", "latency_histogram"}: retired snapshots alive, changes
+ * refused while a core was stalled; the histogram as {"le_s": [bounds],
+ * "buckets": [cumulative counts, the last one +Inf], "sum_s", "count"}.
  */
 json_t *lb_publish_json(const struct lb_publisher *pub);
 

@@ -425,6 +425,7 @@ main(int argc, char **argv)
 	        .config_path = opt.config,
 	        .state_path = opt.state,
 	        .control_path = opt.control,
+	        .metrics_addr = opt.metrics,
 	        .control_mode = opt.control_mode,
 	        .control_group = opt.control_group,
 	        .qsv = ws.qsv,

@@ -12,6 +12,7 @@
 
 #include <rte_config.h>
 
+#include "../control/metrics_http.h"
 #include "options.h"
 
 /* Long-only options. */
@@ -24,6 +25,7 @@ enum {
 	OPT_BIRD_INCLUDE,
 	OPT_BIRD_SOCKET,
 	OPT_DRAIN_WAIT,
+	OPT_METRICS,
 };
 
 #define DRAIN_WAIT_DEFAULT_MS 5000
@@ -62,6 +64,21 @@ usage(FILE *f)
 	        "      --control-mode OCTAL permission bits of the socket file, whatever the\n"
 	        "                           umask (default 0660: owner and group may connect)\n"
 	        "      --control-group G    group of the socket file (name or numeric gid)\n"
+	        "      --metrics ADDR:PORT  serve Prometheus metrics over HTTP at\n"
+	        "                           http://ADDR:PORT/metrics (text format 0.0.4;\n"
+	        "                           every stats counter per core, VIP, backend and\n"
+	        "                           drop reason, hot keys, publication latency;\n"
+	        "                           docs/operations.md, \"Metrics reference\").\n"
+	        "                           ADDR is numeric: 127.0.0.1:9100, [::1]:9100,\n"
+	        "                           0.0.0.0:9100 for every interface. Read-only:\n"
+	        "                           only GET and HEAD of /metrics are answered,\n"
+	        "                           anything else gets 400, 404, 405 or 431. Served\n"
+	        "                           from the control thread without blocking it: at\n"
+	        "                           most 16 connections, 8 KiB of request, one\n"
+	        "                           request per connection, 5 s idle. Start-up fails\n"
+	        "                           (exit 1) if the port cannot be bound. Anyone who\n"
+	        "                           can reach the port can read the counters: bind\n"
+	        "                           it to loopback or a management network.\n"
 	        "  -s, --stats-file FILE    write the final counters (JSON) here instead of "
 	        "stdout\n"
 	        "  -o, --out-port N         send encapsulated packets out of port N\n"
@@ -154,6 +171,7 @@ parse_options(int argc, char **argv, struct lb_options *o)
 	        {"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
 	        {"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
 	        {"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
+	        {"metrics", required_argument, NULL, OPT_METRICS},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
@@ -196,6 +214,20 @@ parse_options(int argc, char **argv, struct lb_options *o)
 		case OPT_CONTROL:
 			o->control = optarg;
 			break;
+		case OPT_METRICS: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+
+			if (lb_metrics_http_parse_addr(optarg, &ss, &sl) != 0) {
+				fprintf(stderr,
+				        "spillwayd: --metrics: not ADDR:PORT (numeric address, "
+				        "[IPv6]:PORT, port 1-65535): %s\n",
+				        optarg);
+				return -EINVAL;
+			}
+			o->metrics = optarg;
+			break;
+		}
 		case OPT_CONTROL_MODE:
 			errno = 0;
 			v = strtoul(optarg, &end, 8);

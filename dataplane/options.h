@@ -15,6 +15,7 @@ struct lb_options {
 	const char *state;
 	const char *control;
 	const char *control_group;
+	const char *metrics;  /* --metrics ADDR:PORT, checked; NULL: no endpoint */
 	const char *xdp_prog; /* NULL: the default object; "none": no steering */
 	mode_t control_mode;
 	const char *stats_file;
