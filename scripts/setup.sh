@@ -12,7 +12,7 @@ PKGS=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libcmocka-dev
 	libbpf-dev libxdp-dev clang llvm clang-format bpftool libpcap-dev libclang-rt-14-dev
-	iproute2 iputils-ping tcpdump ethtool python3 python3-scapy bird2 frr
+	iproute2 iputils-ping tcpdump ethtool python3 python3-scapy bird2 frr prometheus
 	debhelper lintian dpkg-dev git file man-db libcap2-bin
 )
 
