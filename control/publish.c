@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "hotkey.h"
 #include "persist.h"
+#include "state_text.h"
 #include "publish.h"
 #include "snapshot_build.h"
 
@@ -352,16 +353,20 @@ assign_ids(struct lb_publisher *pub, struct lb_config *next)
 int
 lb_publish_persist(struct lb_publisher *pub, const struct lb_config *cfg, char *err, size_t errlen)
 {
-	json_t *doc = lb_config_to_json(cfg);
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
-	if (doc == NULL) {
+	if (pub->state_text == NULL)
+		pub->state_text = lb_state_text_new();
+	if (pub->state_text == NULL ||
+	    lb_state_text_encode(pub->state_text, cfg, &text, &len, NULL) != 0) {
 		snprintf(err, errlen, "%s: out of memory", pub->state_path);
 		return -ENOMEM;
 	}
 	err[0] = '\0';
-	rc = lb_persist_write(pub->state_path, doc, err, errlen);
-	json_decref(doc);
+	rc = lb_persist_write_text(pub->state_path, text, len, 0600, err, errlen);
+	free(text);
 	if (rc == LB_PERSIST_UNSYNCED) {
 		/* The file holds cfg: applied, but a power loss may bring the old one back. */
 		pub->persist_unsynced++;
@@ -666,5 +671,7 @@ lb_publish_fini(struct lb_publisher *pub)
 	lb_snapshot_free(*pub->snap);
 	*pub->snap = NULL;
 	lb_config_free(pub->cfg);
+	lb_state_text_free(pub->state_text);
+	pub->state_text = NULL;
 	free(pub->hook_fail);
 }

@@ -33,6 +33,7 @@
 #define LB_PUBLISH_FULL_WAIT_MS 50
 
 struct lb_hotkey;
+struct lb_state_text;
 
 /* A replaced snapshot, freed once every worker has passed the RCU token. */
 struct lb_retired {
@@ -72,6 +73,8 @@ struct lb_publisher {
 	uint64_t pub_sum_ns;
 	uint64_t pub_timeouts;
 	uint64_t persist_unsynced; /* state file written, directory fsync failed */
+	/* The state file's text per VIP, kept between writes (NULL until the first). */
+	struct lb_state_text *state_text;
 	uint64_t build_ns;
 	struct lb_retired retire[LB_PUBLISH_RETIRE_MAX]; /* oldest first */
 	unsigned int n_retire;
