@@ -132,7 +132,13 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		        .on_request = lb_control_rpc_request,
 		        .error_reply = lb_rpc_error_reply,
 		        .arg = &c->rpc,
+		        /* One state file write per turn for all its changes. */
+		        .reply_token = lb_control_rpc_token,
+		        .commit = lb_control_rpc_commit,
+		        .finish = lb_control_rpc_finish,
 		};
+
+		c->rpc.group_commit = true;
 
 		c->server = lb_server_create(&sp, err, errlen);
 		if (c->server == NULL)

@@ -3,12 +3,15 @@
  * What the control socket's methods reach (struct lb_rpc_ops): the running
  * configuration and its application, the stats document, the state file, the
  * drain state, and the hot-key controller's overrides, events and parameters,
- * rendered with VIPs and keys named as clients name them.
+ * rendered with VIPs and keys named as clients name them. With a state file,
+ * the changes of one turn of the control socket are applied at once and
+ * written once, before any of their replies is sent (group commit).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "control_rpc.h"
@@ -21,12 +24,99 @@ ops_config(void *arg)
 	return cr->pub->cfg;
 }
 
+/* What a deferred reply needs to become an error instead: its request line. */
+struct token {
+	size_t len;
+	char line[];
+};
+
+/*
+ * A change from the socket with a state file: applied and published now, its
+ * write left to the turn's commit (lb_control_rpc_commit), which writes the
+ * state file once for every change of the turn. The configuration the file
+ * holds is kept until then, to go back to if the write fails.
+ */
 static int
 ops_apply(void *arg, struct lb_config *next, char *err, size_t errlen)
 {
 	struct lb_control_rpc *cr = arg;
+	struct lb_config *before = NULL;
+	int rc;
 
-	return lb_control_apply(cr->control, next, err, errlen);
+	if (!cr->in_request || cr->pub->state_path == NULL)
+		return lb_control_apply(cr->control, next, err, errlen);
+	if (cr->durable == NULL) {
+		before = lb_config_clone(cr->pub->cfg);
+		if (before == NULL) {
+			lb_config_free(next);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	rc = lb_publish_apply(cr->pub, next, false, err, errlen);
+	if (rc != 0) {
+		lb_config_free(before);
+		return rc;
+	}
+	if (before != NULL)
+		cr->durable = before;
+	cr->deferred = true;
+	return 0;
+}
+
+void
+lb_control_rpc_commit(void *arg)
+{
+	struct lb_control_rpc *cr = arg;
+	char err[256];
+	int rc;
+
+	cr->commit_rc = 0;
+	if (cr->durable == NULL)
+		return;
+	rc = lb_publish_persist(cr->pub, cr->pub->cfg, cr->commit_err, sizeof(cr->commit_err));
+	if (rc == 0) {
+		lb_config_free(cr->durable);
+		cr->durable = NULL;
+		return;
+	}
+	cr->commit_rc = rc;
+	/* Nothing of the turn was acknowledged: back to what the file holds. */
+	fprintf(stderr, "spillwayd: %s; the changes of this turn are refused\n", cr->commit_err);
+	rc = lb_publish_apply(cr->pub, cr->durable, false, err, sizeof(err));
+	cr->durable = NULL;
+	if (rc != 0)
+		fprintf(stderr,
+		        "spillwayd: cannot go back to the state file's configuration: %s; the "
+		        "refused changes stay in force until the next change\n",
+		        err);
+}
+
+void *
+lb_control_rpc_token(void *arg)
+{
+	struct lb_control_rpc *cr = arg;
+	void *t = cr->token;
+
+	cr->token = NULL;
+	return t;
+}
+
+char *
+lb_control_rpc_finish(void *arg, char *reply, void *token)
+{
+	const struct lb_control_rpc *cr = arg;
+	struct token *t = token;
+	char *text;
+
+	if (t == NULL || cr->commit_rc == 0) {
+		free(t);
+		return reply;
+	}
+	free(reply);
+	text = lb_rpc_fail_request(t->line, t->len, LB_RPC_ERR_INTERNAL, cr->commit_err);
+	free(t);
+	return text;
 }
 
 static json_t *
@@ -48,7 +138,7 @@ ops_snapshot(void *arg)
 static int
 ops_save(void *arg, char *err, size_t errlen)
 {
-	const struct lb_control_rpc *cr = arg;
+	struct lb_control_rpc *cr = arg;
 
 	int rc;
 
@@ -56,6 +146,12 @@ ops_save(void *arg, char *err, size_t errlen)
 		snprintf(err, errlen,
 		         "no state file configured (start spillwayd with --state FILE)");
 		return -ENOENT;
+	}
+	if (cr->in_request && cr->durable != NULL) {
+		/* Changes of this turn wait for the commit: the save is that write. */
+		cr->deferred = true;
+		snprintf(err, errlen, "%s", cr->pub->state_path);
+		return 0;
 	}
 	rc = lb_publish_persist(cr->pub, cr->pub->cfg, err, errlen);
 	/* rpc.h's convention: on success err carries the path for the reply. */
@@ -86,9 +182,28 @@ ops_drain(void *arg, bool on)
 char *
 lb_control_rpc_request(void *arg, const char *line, size_t len)
 {
-	const struct lb_control_rpc *cr = arg;
+	struct lb_control_rpc *cr = arg;
+	struct token *t = NULL;
+	char *text;
 
-	return lb_rpc_handle(&cr->ops, line, len);
+	if (cr->group_commit) {
+		/* Taken first: a change must not be left without what its failure reply needs. */
+		t = malloc(sizeof(*t) + len);
+		if (t == NULL)
+			return lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
+		t->len = len;
+		memcpy(t->line, line, len);
+	}
+	cr->deferred = false;
+	cr->in_request = t != NULL;
+	text = lb_rpc_handle(&cr->ops, line, len);
+	cr->in_request = false;
+	if (!cr->deferred) {
+		free(t);
+		return text;
+	}
+	cr->token = t;
+	return text;
 }
 
 static const struct lb_vip *

@@ -385,8 +385,10 @@ refused_line(const char *line, size_t len, const json_error_t *je)
 	return lb_rpc_error_reply(LB_RPC_ERR_PARSE, msg);
 }
 
-char *
-lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
+/* The reply to line: its calls run (fail_code 0), or each given fail_code and fail_msg. */
+static char *
+handle(const struct lb_rpc_ops *ops, const char *line, size_t len, int fail_code,
+       const char *fail_msg)
 {
 	struct call *calls = NULL;
 	struct lb_rpc_big_id *big = NULL;
@@ -454,7 +456,10 @@ lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
 			valid = false;
 		}
 	}
-	if (valid)
+	if (valid && fail_code != 0)
+		for (size_t i = 0; i < n; i++)
+			override(&calls[i].out, fail_code, fail_msg);
+	else if (valid)
 		run_calls(ops, calls, n, no_params);
 	else
 		for (size_t i = 0; i < n; i++)
@@ -490,6 +495,18 @@ cleanup:
 	json_decref(no_params);
 	json_decref(root);
 	return text;
+}
+
+char *
+lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len)
+{
+	return handle(ops, line, len, 0, NULL);
+}
+
+char *
+lb_rpc_fail_request(const char *line, size_t len, int code, const char *msg)
+{
+	return handle(NULL, line, len, code, msg);
 }
 
 char *

@@ -103,6 +103,16 @@ struct lb_rpc_ops {
  */
 char *lb_rpc_handle(const struct lb_rpc_ops *ops, const char *line, size_t len);
 
+/**
+ * The reply line would get had the apply of its changes failed with code and
+ * msg: every call of a valid request (or batch) answered with that error, as
+ * lb_rpc_handle answers an apply that fails. For a line lb_rpc_handle
+ * answered successfully before (group commit: the change's write failed).
+ *
+ * @return the reply (caller frees), or NULL (notifications only).
+ */
+char *lb_rpc_fail_request(const char *line, size_t len, int code, const char *msg);
+
 /** The reply to a request that exceeded the size limit (caller frees). */
 char *lb_rpc_error_reply(int code, const char *message);
 

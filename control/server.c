@@ -6,7 +6,8 @@
  * a client. Requests of one client are answered in order, at most per_turn of
  * them per process call: the rest wait in its input buffer on a FIFO of
  * clients with work left, and an eventfd keeps the epoll set readable
- * meanwhile.
+ * meanwhile. With group commit, the replies of a process call are held until
+ * its one commit has run, then finished and sent in order.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -44,6 +45,17 @@ struct client {
 	bool backlog;         /* complete lines left over: on the ready FIFO, not read */
 	struct client *ready; /* next on the ready FIFO */
 	uint64_t served_turn; /* the process call that last answered it */
+	/* Group commit: replies of this process call, not yet queued, in order. */
+	struct held *held;
+	unsigned int n_held, held_cap;
+	struct client *held_next; /* next client with held replies */
+};
+
+/* A reply waiting for the process call's commit. */
+struct held {
+	char *text;
+	void *token; /* lb_server_params.reply_token's, for finish */
+	bool force;  /* queued even over the output limit (an error before closing) */
 };
 
 struct lb_server {
@@ -59,6 +71,8 @@ struct lb_server {
 	struct client *clients;
 	struct client *ready_head, *ready_tail; /* clients with requests left, FIFO */
 	uint64_t turn;                          /* process calls so far */
+	struct client *held_head;               /* clients with held replies, first served first */
+	struct client **held_tail;
 };
 
 static char *
@@ -121,11 +135,35 @@ ready_remove(struct lb_server *s, struct client *c)
 	c->backlog = false;
 }
 
+/* Finish and drop the held replies of a client that is going away. */
+static void
+held_drop(struct lb_server *s, struct client *c)
+{
+	struct client **pp = &s->held_head;
+
+	for (unsigned int i = 0; i < c->n_held; i++) {
+		struct held *h = &c->held[i];
+
+		free(h->token != NULL ? s->p.finish(s->p.arg, h->text, h->token) : h->text);
+	}
+	c->n_held = 0;
+	while (*pp != NULL && *pp != c)
+		pp = &(*pp)->held_next;
+	if (*pp == c) {
+		*pp = c->held_next;
+		if (s->held_tail == &c->held_next)
+			s->held_tail = pp;
+	}
+	c->held_next = NULL;
+}
+
 static void
 client_close(struct lb_server *s, struct client *c)
 {
 	if (c->backlog)
 		ready_remove(s, c);
+	held_drop(s, c);
+	free(c->held);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev != NULL)
@@ -261,6 +299,40 @@ client_queue(struct lb_server *s, struct client *c, char *reply, bool force)
 	return rc;
 }
 
+/*
+ * A reply of this process call: queued at once without group commit, held
+ * for the commit with it (in order: a client with held replies holds the rest
+ * of its replies too). Takes reply (NULL: nothing to send) and token.
+ */
+static int
+client_reply(struct lb_server *s, struct client *c, char *reply, void *token, bool force)
+{
+	struct held *h;
+
+	if (s->p.commit == NULL)
+		return client_queue(s, c, reply, force);
+	if (reply == NULL && token == NULL)
+		return force ? -ENOMEM : 0;
+	if (c->n_held == c->held_cap) {
+		unsigned int cap = c->held_cap ? c->held_cap * 2 : 8;
+
+		h = realloc(c->held, cap * sizeof(*h));
+		if (h == NULL) {
+			free(token != NULL ? s->p.finish(s->p.arg, reply, token) : reply);
+			return -ENOMEM;
+		}
+		c->held = h;
+		c->held_cap = cap;
+	}
+	if (c->n_held == 0) {
+		c->held_next = NULL;
+		*s->held_tail = c;
+		s->held_tail = &c->held_next;
+	}
+	c->held[c->n_held++] = (struct held){reply, token, force};
+	return 0;
+}
+
 static int
 client_too_large(struct lb_server *s, struct client *c)
 {
@@ -269,7 +341,7 @@ client_too_large(struct lb_server *s, struct client *c)
 	snprintf(msg, sizeof(msg), "request too large (limit %zu bytes)", s->p.max_request);
 	c->closing = true;
 	c->in_len = c->scan = 0;
-	return client_queue(s, c, s->p.error_reply(LB_SERVER_ERR_TOO_LARGE, msg), true);
+	return client_reply(s, c, s->p.error_reply(LB_SERVER_ERR_TOO_LARGE, msg), NULL, true);
 }
 
 /*
@@ -299,7 +371,12 @@ client_lines(struct lb_server *s, struct client *c)
 			continue; /* a blank line is no request */
 		c->last_active = lb_now_ms();
 		answered++;
-		rc = client_queue(s, c, s->p.on_request(s->p.arg, line, len), false);
+		{
+			char *reply = s->p.on_request(s->p.arg, line, len);
+			void *token = s->p.commit != NULL ? s->p.reply_token(s->p.arg) : NULL;
+
+			rc = client_reply(s, c, reply, token, false);
+		}
 		if (rc != 0)
 			return rc;
 	}
@@ -369,6 +446,8 @@ client_event(struct lb_server *s, struct client *c, uint32_t events)
 		rc = client_read(s, c);
 	else if (rc == 0 && (events & EPOLLHUP))
 		rc = -EPIPE; /* both directions gone: nothing can be delivered */
+	if (rc == 0 && c->n_held > 0)
+		return; /* sent, closed or rearmed once the commit has run */
 	if (rc == 0)
 		rc = client_flush(c);
 	if (rc == 0 && c->closing && pending(c) == 0)
@@ -445,6 +524,8 @@ client_resume(struct lb_server *s, struct client *c)
 {
 	int rc = client_lines(s, c);
 
+	if (rc == 0 && c->n_held > 0)
+		return; /* sent, closed or rearmed once the commit has run */
 	if (rc == 0)
 		rc = client_flush(c);
 	if (rc == 0 && c->closing && pending(c) == 0)
@@ -453,6 +534,46 @@ client_resume(struct lb_server *s, struct client *c)
 		rc = client_rearm(s, c);
 	if (rc != 0)
 		client_close(s, c);
+}
+
+/*
+ * Group commit: one commit for every reply held in this process call, then
+ * each finished and queued in order, and the clients flushed, closed or
+ * rearmed as after any answer.
+ */
+static void
+release_held(struct lb_server *s)
+{
+	struct client *c;
+
+	s->p.commit(s->p.arg);
+	while ((c = s->held_head) != NULL) {
+		int rc = 0;
+
+		s->held_head = c->held_next;
+		if (s->held_head == NULL)
+			s->held_tail = &s->held_head;
+		c->held_next = NULL;
+		for (unsigned int i = 0; i < c->n_held; i++) {
+			struct held *h = &c->held[i];
+			char *text = h->token != NULL ? s->p.finish(s->p.arg, h->text, h->token)
+			                              : h->text;
+
+			if (rc == 0)
+				rc = client_queue(s, c, text, h->force);
+			else
+				free(text);
+		}
+		c->n_held = 0;
+		if (rc == 0)
+			rc = client_flush(c);
+		if (rc == 0 && c->closing && pending(c) == 0)
+			rc = -ESHUTDOWN;
+		if (rc == 0)
+			rc = client_rearm(s, c);
+		if (rc != 0)
+			client_close(s, c);
+	}
 }
 
 int
@@ -487,6 +608,8 @@ lb_server_process(struct lb_server *s)
 		else
 			client_resume(s, c);
 	}
+	if (s->held_head != NULL)
+		release_held(s);
 	kick_update(s);
 	return 0;
 }
@@ -519,7 +642,8 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 	gid_t gid = 0;
 	int rc;
 
-	if (p == NULL || p->on_request == NULL || (p->mode & ~(mode_t)0777) != 0) {
+	if (p == NULL || p->on_request == NULL || (p->mode & ~(mode_t)0777) != 0 ||
+	    (p->commit != NULL && (p->reply_token == NULL || p->finish == NULL))) {
 		snprintf(err, errlen, "control socket: invalid parameters");
 		errno = EINVAL;
 		return NULL;
@@ -532,6 +656,7 @@ lb_server_create(const struct lb_server_params *p, char *err, size_t errlen)
 	s = calloc(1, sizeof(*s));
 	if (s != NULL) {
 		s->lfd = s->epfd = s->kick = -1;
+		s->held_tail = &s->held_head;
 		s->path = strdup(p->path);
 	}
 	if (s == NULL || s->path == NULL) {

@@ -49,7 +49,19 @@ struct lb_server_params {
 	unsigned int per_turn;    /* requests per client per process call; 0: the default */
 	lb_server_request_fn on_request;
 	lb_server_error_fn error_reply; /* NULL: a built-in JSON-RPC error object */
-	void *arg;                      /* passed to on_request */
+	void *arg;                      /* passed to on_request and the group commit callbacks */
+	/*
+	 * Group commit (optional; commit set needs the other two). Every reply of
+	 * a process call is held; once every request of the call is answered,
+	 * commit runs once, then each held reply is finished and sent, in order.
+	 * reply_token, called right after each on_request: an opaque token for
+	 * its reply (NULL: the reply is final). finish(reply, token): the reply
+	 * to send instead of reply (takes both; NULL: nothing), also called for a
+	 * client that goes away before its replies were sent, after or before commit.
+	 */
+	void *(*reply_token)(void *arg);
+	void (*commit)(void *arg);
+	char *(*finish)(void *arg, char *reply, void *token);
 };
 
 /**
@@ -88,7 +100,8 @@ int lb_server_fd(const struct lb_server *s);
  * per_turn of its requests answered; the rest of its complete lines stay
  * queued, in order, and get the next share on the next call (the server's
  * descriptor stays readable until every one is answered), so one busy client
- * cannot starve the others.
+ * cannot starve the others. With group commit, the replies are sent after
+ * the call's one commit (struct lb_server_params).
  *
  * @return 0, or -errno if epoll itself failed.
  */
