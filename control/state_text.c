@@ -17,7 +17,7 @@
 #define VIP_INDENT "    "
 #define VIPS_EMPTY "\"vips\": []\n}"
 
-/* One VIP as last encoded: its inputs (copied) and its text at depth 0. */
+/* One VIP as last encoded: its inputs (copied) and its text, indented for depth 2. */
 struct vip_text {
 	struct lb_cfg_vip vip; /* backends points into be */
 	struct lb_cfg_backend *be;
@@ -97,29 +97,6 @@ cache_find(struct lb_state_text *st, uint32_t i, const struct lb_cfg_vip *v)
 	return NULL;
 }
 
-/* Encode v into e (a copy of its inputs and its text at depth 0). */
-static int
-entry_encode(struct vip_text *e, const struct lb_cfg_vip *v)
-{
-	json_t *o = lb_config_vip_to_json(v);
-
-	e->text = o != NULL ? json_dumps(o, JSON_INDENT(2)) : NULL;
-	json_decref(o);
-	e->be = malloc((v->n_backends ? v->n_backends : 1) * sizeof(*e->be));
-	if (e->text == NULL || e->be == NULL) {
-		free(e->text);
-		free(e->be);
-		e->text = NULL;
-		e->be = NULL;
-		return -ENOMEM;
-	}
-	memcpy(e->be, v->backends, v->n_backends * sizeof(*e->be));
-	e->vip = *v;
-	e->vip.backends = e->be;
-	e->len = strlen(e->text);
-	return 0;
-}
-
 /* Bytes of text once every '\n' is followed by VIP_INDENT. */
 static size_t
 indented_len(const char *text, size_t len)
@@ -149,6 +126,46 @@ put_indented(char *out, const char *text, size_t len)
 		}
 	}
 	return out;
+}
+
+/* text with VIP_INDENT after every '\n' (malloc'd, *len set), or NULL. */
+static char *
+indented(const char *text, size_t *len)
+{
+	size_t n = strlen(text), total = indented_len(text, n);
+	char *out = malloc(total + 1);
+
+	if (out == NULL)
+		return NULL;
+	put_indented(out, text, n);
+	out[total] = '\0';
+	*len = total;
+	return out;
+}
+
+/* Encode v into e (a copy of its inputs and its indented text). */
+static int
+entry_encode(struct vip_text *e, const struct lb_cfg_vip *v)
+{
+	json_t *o = lb_config_vip_to_json(v);
+
+	char *flat = o != NULL ? json_dumps(o, JSON_INDENT(2)) : NULL;
+
+	json_decref(o);
+	e->text = flat != NULL ? indented(flat, &e->len) : NULL;
+	free(flat);
+	e->be = malloc((v->n_backends ? v->n_backends : 1) * sizeof(*e->be));
+	if (e->text == NULL || e->be == NULL) {
+		free(e->text);
+		free(e->be);
+		e->text = NULL;
+		e->be = NULL;
+		return -ENOMEM;
+	}
+	memcpy(e->be, v->backends, v->n_backends * sizeof(*e->be));
+	e->vip = *v;
+	e->vip.backends = e->be;
+	return 0;
 }
 
 /* The document without VIPs ("vips": [] last), as Jansson indents it. */
@@ -195,7 +212,7 @@ lb_state_text_encode(struct lb_state_text *st, const struct lb_config *cfg, char
 		} else {
 			fresh++;
 		}
-		total += 1 + strlen("\n" VIP_INDENT) + indented_len(next[i].text, next[i].len);
+		total += 1 + strlen("\n" VIP_INDENT) + next[i].len;
 	}
 	total += strlen("\n  ]");
 	out = malloc(total);
@@ -215,7 +232,8 @@ lb_state_text_encode(struct lb_state_text *st, const struct lb_config *cfg, char
 				*p++ = ',';
 			memcpy(p, "\n" VIP_INDENT, strlen("\n" VIP_INDENT));
 			p += strlen("\n" VIP_INDENT);
-			p = put_indented(p, next[i].text, next[i].len);
+			memcpy(p, next[i].text, next[i].len);
+			p += next[i].len;
 		}
 		memcpy(p, "\n  ]\n}", strlen("\n  ]\n}"));
 		p += strlen("\n  ]\n}");
