@@ -208,4 +208,10 @@ def phase_full_disk():
 
 phase_pipelined()
 phase_full_disk()
+for name in sorted(os.listdir(WORK)):
+    if name.startswith("spillwayd-") and name.endswith(".log"):
+        text = open(os.path.join(WORK, name), errors="replace").read()
+        for bad in ("AddressSanitizer", "LeakSanitizer", "runtime error"):
+            if bad in text:
+                fail("%s: %s: %s" % (name, bad, text[text.index(bad) - 200:][:2000]))
 print("PASS")
