@@ -24,7 +24,8 @@
           spillway_forwarded_packets_total equals spillgen's rx.packets,
           exactly: the range starts at the first sample, which is 0 (the
           scenario is idle for its first seconds while Prometheus scrapes, and
-          this is asserted), so Prometheus's extrapolation toward the range's
+          this is asserted: exit status 3 otherwise, and the caller runs
+          again with a longer lead-in), so Prometheus's extrapolation toward the range's
           start stops at the counter's zero, and the query is evaluated at the
           last sample's timestamp, so there is nothing to extrapolate on the
           right: increase() = last sample - first sample.
@@ -33,6 +34,9 @@
           allows for a stretch of that length (the bound is derived at the
           check, below: how late a scrape may read the counter after its
           timestamp, and where the stretch may fall on spillgen's clock).
+
+  prom_check.py up PROM_PORT
+      Prints the highest `up` of the job over the last 5 minutes.
 """
 import csv
 import json
@@ -161,7 +165,10 @@ def query_mode(port, results_path, series_path, window):
     t_first, v_first = samples[0]
     t_last, v_last = samples[-1]
     if v_first != 0:
-        fail("first scrape already counts %d packets: the idle lead-in was too short" % v_first)
+        # Not a fault of the daemon: the caller runs again with a longer lead-in.
+        print("first scrape already counts %d packets: the idle lead-in was too short"
+              % v_first, file=sys.stderr)
+        sys.exit(3)
     if v_last != sent:
         print("note: last sample %d, spillgen sent %d" % (v_last, sent))
     rng = "%dms" % (round((t_last - t_first) * 1000) + 1)
@@ -208,13 +215,21 @@ def query_mode(port, results_path, series_path, window):
     print("prometheus: %d rate windows and both increases match spillgen" % checked)
 
 
+def up_mode(port):
+    """Print the highest `up` Prometheus recorded for the job in the last 5 minutes."""
+    d = query(port, 'max_over_time(up{job="spillway"}[5m])', time.time())["result"]
+    print(d[0]["value"][1] if d else "none")
+
+
 def main():
-    if sys.argv[1] == "http":
+    if sys.argv[1] == "up":
+        up_mode(int(sys.argv[2]))
+    elif sys.argv[1] == "http":
         http_mode(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]))
     elif sys.argv[1] == "query":
         query_mode(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:
-        fail("usage: prom_check.py http|query ...")
+        fail("usage: prom_check.py http|query|up ...")
 
 
 if __name__ == "__main__":
