@@ -229,6 +229,24 @@ client_flush(struct client *c)
 	return 0;
 }
 
+/*
+ * After a turn's work on c (rc its result so far): send what is queued, close
+ * once a closing client has nothing left to send, else wait for its next
+ * event; on any error the client is closed.
+ */
+static void
+client_settle(struct lb_server *s, struct client *c, int rc)
+{
+	if (rc == 0)
+		rc = client_flush(c);
+	if (rc == 0 && c->closing && pending(c) == 0)
+		rc = -ESHUTDOWN;
+	if (rc == 0)
+		rc = client_rearm(s, c);
+	if (rc != 0)
+		client_close(s, c);
+}
+
 static int
 out_append(struct client *c, const char *data, size_t len)
 {
@@ -448,14 +466,7 @@ client_event(struct lb_server *s, struct client *c, uint32_t events)
 		rc = -EPIPE; /* both directions gone: nothing can be delivered */
 	if (rc == 0 && c->n_held > 0)
 		return; /* sent, closed or rearmed once the commit has run */
-	if (rc == 0)
-		rc = client_flush(c);
-	if (rc == 0 && c->closing && pending(c) == 0)
-		rc = -ESHUTDOWN;
-	if (rc == 0)
-		rc = client_rearm(s, c);
-	if (rc != 0)
-		client_close(s, c);
+	client_settle(s, c, rc);
 }
 
 static void
@@ -526,14 +537,7 @@ client_resume(struct lb_server *s, struct client *c)
 
 	if (rc == 0 && c->n_held > 0)
 		return; /* sent, closed or rearmed once the commit has run */
-	if (rc == 0)
-		rc = client_flush(c);
-	if (rc == 0 && c->closing && pending(c) == 0)
-		rc = -ESHUTDOWN;
-	if (rc == 0)
-		rc = client_rearm(s, c);
-	if (rc != 0)
-		client_close(s, c);
+	client_settle(s, c, rc);
 }
 
 /*
@@ -565,14 +569,7 @@ release_held(struct lb_server *s)
 				free(text);
 		}
 		c->n_held = 0;
-		if (rc == 0)
-			rc = client_flush(c);
-		if (rc == 0 && c->closing && pending(c) == 0)
-			rc = -ESHUTDOWN;
-		if (rc == 0)
-			rc = client_rearm(s, c);
-		if (rc != 0)
-			client_close(s, c);
+		client_settle(s, c, rc);
 	}
 }
 
