@@ -4,67 +4,30 @@
  * one per address, IPv4 and IPv6), the include file's text, no rewrite when
  * the set is unchanged, withdrawals before and announcements after a
  * publication, drain and undrain, and the exchange with BIRD's control socket
- * against a fake BIRD (a thread) that accepts, refuses, stays silent, answers
- * late or is not there. The exchange runs on an event loop: a silent BIRD
- * must not keep the loop from serving another descriptor. No wall-clock
- * assertion: timeouts and backoff run on a clock the test sets (or are only
- * required to end), the rest is counted.
+ * against a fake BIRD (a thread, bird_fixture.c) that accepts, refuses, stays
+ * silent, answers late or is not there. The exchange runs on an event loop: a
+ * silent BIRD must not keep the loop from serving another descriptor. No
+ * wall-clock assertion: timeouts and backoff run on a clock the test sets (or
+ * are only required to end), the rest is counted.
  */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "bird.h"
+#include "bird_fixture.h"
 #include "config.h"
 #include "loop.h"
-#include "snapshot_build.h"
-
-#define ERR_LEN 256
-
-/* ---- configurations ---- */
-
-#define ENCAP                                                                                      \
-	"\"encap\": {\"source_v4\": \"10.0.0.1\", \"source_v6\": \"fd00::1\","                     \
-	" \"next_hop_mac\": \"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 251},"
-
-/* .1 twice (80 usable, 443 only draining), .2 weight 0 only, .3 down + active,
- * .4 no backends, fd00::10 any port (usable), fd00::11 down only. */
-#define CFG_MIXED                                                                                  \
-	"{" ENCAP " \"vips\": ["                                                                   \
-	"{\"address\": \"10.100.0.1\", \"port\": 443, \"protocol\": \"tcp\", \"backends\": ["      \
-	"  {\"address\": \"10.1.0.1\", \"state\": \"draining\"}]},"                                \
-	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\", \"state\": \"down\"}, {\"address\": \"10.1.0.2\"}]},"       \
-	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}, {\"address\": \"10.1.0.2\", \"weight\": 0}]},"             \
-	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"udp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\", \"weight\": 0}]},"                                          \
-	"{\"address\": \"10.100.0.4\", \"port\": 80, \"protocol\": \"tcp\"},"                      \
-	"{\"address\": \"fd00::10\", \"port\": 0, \"protocol\": \"udp\", \"backends\": ["          \
-	"  {\"address\": \"fd01::1\"}]},"                                                          \
-	"{\"address\": \"fd00::11\", \"port\": 53, \"protocol\": \"udp\", \"backends\": ["         \
-	"  {\"address\": \"fd01::1\", \"state\": \"down\"}]}]}"
-
-/* A and B announced. */
-#define CFG_AB                                                                                     \
-	"{" ENCAP " \"vips\": ["                                                                   \
-	"{\"address\": \"10.100.0.1\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}]},"                                                         \
-	"{\"address\": \"10.100.0.2\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
-	"  {\"address\": \"10.1.0.1\"}]}]}"
 
 /* B and C announced (A withdrawn, C new). */
 #define CFG_BC                                                                                     \
@@ -74,27 +37,6 @@
 	"{\"address\": \"10.100.0.3\", \"port\": 80, \"protocol\": \"tcp\", \"backends\": ["       \
 	"  {\"address\": \"10.1.0.1\"}]}]}"
 
-static struct lb_snapshot *
-snap_of(const char *text)
-{
-	json_error_t je;
-	json_t *root = json_loads(text, 0, &je);
-	char err[ERR_LEN];
-	struct lb_config *c;
-	struct lb_snapshot *s;
-
-	if (root == NULL)
-		fail_msg("test config: %s (line %d)", je.text, je.line);
-	c = lb_config_from_json(root, err, sizeof(err));
-	json_decref(root);
-	if (c == NULL)
-		fail_msg("test config: %s", err);
-	s = lb_snapshot_build(c, 1, err, sizeof(err));
-	assert_non_null(s);
-	lb_config_free(c);
-	return s;
-}
-
 static const char *
 pfx(const struct lb_bird_prefix *p, char *buf)
 {
@@ -103,191 +45,6 @@ pfx(const struct lb_bird_prefix *p, char *buf)
 	lb_ip_to_str(p->af, &p->addr, a, sizeof(a));
 	snprintf(buf, 80, "%s/%s", a, p->af == LB_AF_INET ? "32" : "128");
 	return buf;
-}
-
-/* ---- a fake BIRD on a Unix socket ---- */
-
-enum fake_mode {
-	FAKE_OK,          /* welcome, then 0002- + 0003 */
-	FAKE_REFUSE,      /* welcome, then 8002 (configuration error) */
-	FAKE_SILENT,      /* accepts, never says anything */
-	FAKE_NOT_BIRD,    /* answers something that is not BIRD's protocol */
-	FAKE_IN_PROGRESS, /* 0004 */
-	FAKE_HOLD         /* silent until released, then as FAKE_OK */
-};
-
-struct fake {
-	char dir[64];
-	char sock[128];
-	char include[128];
-	int lfd;
-	pthread_t thread;
-	volatile int mode;
-	volatile int stop;
-	volatile int release; /* FAKE_HOLD: answer now */
-	int accepts;          /* connections accepted */
-	int commands;         /* "configure" lines seen (read after the exchange ends) */
-	pthread_mutex_t lock;
-	char last_cmd[64];
-};
-
-static void
-say(int fd, const char *text)
-{
-	(void)!write(fd, text, strlen(text));
-}
-
-static void
-fake_serve(struct fake *f, int cfd)
-{
-	static const char welcome[] = "0001 BIRD 2.0.12 ready.\n";
-	char buf[256];
-	size_t len = 0;
-	int mode = f->mode;
-
-	if (mode == FAKE_NOT_BIRD) {
-		say(cfd, "HTTP/1.0 400 Bad Request\r\n");
-		return;
-	}
-	while (mode == FAKE_HOLD) {
-		struct pollfd p = {.fd = cfd, .events = POLLIN};
-
-		if (f->stop)
-			return;
-		if (f->release)
-			mode = FAKE_OK;
-		else if (poll(&p, 1, 10) > 0 && read(cfd, buf, sizeof(buf)) <= 0)
-			return; /* the client gave up */
-	}
-	if (mode != FAKE_SILENT)
-		(void)!write(cfd, welcome, sizeof(welcome) - 1);
-	for (;;) {
-		struct pollfd p = {.fd = cfd, .events = POLLIN};
-		ssize_t n;
-
-		if (f->stop)
-			return;
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		n = read(cfd, buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			return; /* the client gave up (timeout) or closed */
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (strchr(buf, '\n') == NULL)
-			continue;
-		pthread_mutex_lock(&f->lock);
-		f->commands++;
-		snprintf(f->last_cmd, sizeof(f->last_cmd), "%.*s", (int)strcspn(buf, "\n"), buf);
-		pthread_mutex_unlock(&f->lock);
-		if (mode == FAKE_SILENT)
-			continue; /* keep quiet until the client leaves */
-		if (mode == FAKE_OK)
-			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
-			         "0003 Reconfigured\n");
-		else if (mode == FAKE_IN_PROGRESS)
-			say(cfd, "0004 Reconfiguration in progress\n");
-		else
-			say(cfd, "0002-Reading configuration from /etc/bird/bird.conf\n"
-			         "8002 /run/spw.conf:3:9 syntax error, unexpected CF_SYM\n");
-		return;
-	}
-}
-
-static void *
-fake_main(void *arg)
-{
-	struct fake *f = arg;
-
-	while (!f->stop) {
-		struct pollfd p = {.fd = f->lfd, .events = POLLIN};
-		int cfd;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		cfd = accept(f->lfd, NULL, NULL);
-		if (cfd < 0)
-			continue;
-		pthread_mutex_lock(&f->lock);
-		f->accepts++;
-		pthread_mutex_unlock(&f->lock);
-		fake_serve(f, cfd);
-		close(cfd);
-	}
-	return NULL;
-}
-
-static int
-fake_commands(struct fake *f)
-{
-	int n;
-
-	pthread_mutex_lock(&f->lock);
-	n = f->commands;
-	pthread_mutex_unlock(&f->lock);
-	return n;
-}
-
-static int
-fake_accepts(struct fake *f)
-{
-	int n;
-
-	pthread_mutex_lock(&f->lock);
-	n = f->accepts;
-	pthread_mutex_unlock(&f->lock);
-	return n;
-}
-
-/* Until the fake has accepted n connections (bounded; it serves one at a time). */
-static void
-wait_accepts(struct fake *f, int n)
-{
-	for (int i = 0; i < 2000 && fake_accepts(f) < n; i++)
-		usleep(1000);
-	assert_true(fake_accepts(f) >= n);
-}
-
-static int
-setup(void **state)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-
-	if (f == NULL)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_bird.XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	snprintf(f->sock, sizeof(f->sock), "%s/bird.ctl", f->dir);
-	snprintf(f->include, sizeof(f->include), "%s/spillway.conf", f->dir);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->sock);
-	pthread_mutex_init(&f->lock, NULL);
-	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    listen(f->lfd, 8) != 0)
-		return -1;
-	if (pthread_create(&f->thread, NULL, fake_main, f) != 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct fake *f = *state;
-	char cmd[128];
-
-	f->stop = 1;
-	pthread_join(f->thread, NULL);
-	close(f->lfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		return -1;
-	pthread_mutex_destroy(&f->lock);
-	free(f);
-	return 0;
 }
 
 static char *
