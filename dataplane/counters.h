@@ -55,9 +55,13 @@ struct lb_core_counters {
 	uint64_t flow_evictions; /* live entries evicted to make room */
 	uint64_t flow_rechosen;  /* entries whose backend was gone or down */
 	uint64_t fragments;
-	uint64_t icmp_errors;  /* ICMP errors steered by their inner flow */
-	uint64_t snapshot_gen; /* generation of the snapshot this core last used */
-	uint64_t hot_spread;   /* new flows sent to a hot key's replica by its override */
+	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
+	uint64_t snapshot_gen;   /* generation of the snapshot this core last used */
+	uint64_t hot_spread;     /* new flows sent to a hot key's replica by its override */
+	uint64_t frag_tracked;   /* first fragments whose ports were recorded */
+	uint64_t frag_followed;  /* later fragments steered by their first fragment's ports */
+	uint64_t frag_unmatched; /* fragments steered by addresses only (no first seen) */
+	uint64_t frag_evictions; /* live fragment-table entries replaced to make room */
 	uint64_t drops[LB_DROP__COUNT];
 	struct lb_obj_counters vip[LB_MAX_VIPS];
 	struct lb_obj_counters backend[LB_MAX_BACKENDS];

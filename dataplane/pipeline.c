@@ -376,6 +376,87 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 }
 
 /*
+ * A fragment as a packet of its datagram's flow: the first fragment records
+ * its ports in the per-core fragment table, a later one takes them from there,
+ * and then both go through the VIP lookup, the flow table and the choice as an
+ * unfragmented packet with those ports would. False (nothing done) if the
+ * ports are not known: the caller falls back to the address-only choice.
+ */
+static __attribute__((noinline)) bool
+frag_steer(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+           const struct pkt_state *ps, struct lb_burst_out *out, const struct lb_encap4_tmpl *t4)
+{
+	struct lb_core_counters *cnt = w->cnt;
+	const struct lb_flow_key *key = &ps->info.key;
+	uint32_t len = rte_pktmbuf_data_len(m) - ps->info.l2_len;
+	struct pkt_state f = *ps;
+	struct lb_frag_meta fm;
+	struct lb_frag_key k;
+	struct lb_flow_entry *e;
+	uint64_t sig;
+	uint16_t bid;
+
+	if (len > ps->info.l3_len)
+		len = ps->info.l3_len;
+	if (lb_frag_inspect(rte_pktmbuf_mtod_offset(m, const uint8_t *, ps->info.l2_len), len,
+	                    key->af, &fm) != 0)
+		return false;
+	memset(&k, 0, sizeof(k));
+	k.src = key->src;
+	k.dst = key->dst;
+	k.id = fm.id;
+	k.proto = key->proto;
+	k.af = key->af;
+	if (fm.has_ports) {
+		cnt->frag_evictions +=
+		        (uint64_t)lb_frag_record(w->frag, &s->hkey, &k, fm.sport, fm.dport, w->now);
+		cnt->frag_tracked++;
+		f.info.key.sport = fm.sport;
+		f.info.key.dport = fm.dport;
+	} else if (!fm.first && lb_frag_find(w->frag, &s->hkey, &k, w->now, &f.info.key.sport,
+	                                     &f.info.key.dport) == 0) {
+		cnt->frag_followed++;
+	} else {
+		cnt->frag_unmatched++;
+		return false;
+	}
+	f.vip = lb_vip_lookup(s, key->af, &key->dst, key->proto, f.info.key.dport);
+	if (f.vip == NULL) {
+		if (w->has_exception)
+			out->exc[out->n_exc++] = m;
+		else
+			drop(w, out, m, LB_DROP_NO_VIP);
+		return true;
+	}
+	f.hash = lb_hash_flow(&s->hkey, &f.info.key);
+	sig = lb_flow_sig(f.hash);
+	e = lb_flow_lookup(w->ft, sig, w->now);
+	if (e != NULL && lb_backend_usable(s, f.vip, e->backend, e->gen)) {
+		cnt->flow_hits++;
+		lb_flow_touch(e, w->now, key->proto == IPPROTO_TCP ? w->tcp_idle : w->udp_idle);
+		forward(w, s, m, &f, e->backend, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+		return true;
+	}
+	if (e != NULL)
+		cnt->flow_rechosen++;
+	else
+		cnt->flow_misses++;
+	bid = choose(w, s, f.vip, &f);
+	if (bid == LB_BACKEND_NONE) {
+		drop(w, out, m, LB_DROP_NO_BACKEND);
+		return true;
+	}
+	if (lb_flow_insert(w->ft, sig, w->now,
+	                   key->proto == IPPROTO_TCP ? w->tcp_idle : w->udp_idle, bid,
+	                   s->backends[bid].gen))
+		cnt->flow_evictions++;
+	cnt->vip[f.vip->id].new_flows++;
+	cnt->backend[bid].new_flows++;
+	forward(w, s, m, &f, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+	return true;
+}
+
+/*
  * Pass 2 for the packets off the fast path: parse drops, non-VIP packets,
  * fragments and ICMP errors. Out of line, counting straight into w->cnt.
  */
@@ -402,9 +483,11 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 		return;
 	}
 	if (flags & LB_PKT_FRAGMENT) {
-		/* Ports are not visible in every fragment: hash the addresses only
-		 * and keep no state, so all fragments agree without reassembly. */
 		cnt->fragments++;
+		if (w->frag != NULL && frag_steer(w, s, m, ps, out, t4))
+			return;
+		/* No ports known: the address-only choice, the same for every
+		 * fragment of a datagram without a first one seen. */
 		bid = lb_maglev_pick(s, v, key_hash(s, v, ps));
 		if (bid == LB_BACKEND_NONE)
 			drop(w, out, m, LB_DROP_NO_BACKEND);

@@ -16,6 +16,7 @@
 
 #include "counters.h"
 #include "flow_table.h"
+#include "frag_table.h"
 #include "sketch.h"
 #include "snapshot.h"
 
@@ -28,9 +29,10 @@ struct lb_worker {
 	uint32_t now;      /* flow-table ticks; the worker refreshes it per burst */
 	uint32_t tcp_idle; /* idle timeouts in ticks */
 	uint32_t udp_idle;
-	uint8_t src_mac[6];       /* outer Ethernet source: the out port's MAC */
-	bool has_exception;       /* non-VIP traffic goes to the exception port */
-	struct lb_sketch *sketch; /* hot-key sketch fed every VIP packet; NULL = disabled */
+	uint8_t src_mac[6];         /* outer Ethernet source: the out port's MAC */
+	bool has_exception;         /* non-VIP traffic goes to the exception port */
+	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */
+	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

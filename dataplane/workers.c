@@ -78,6 +78,13 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 			         cfg->flows.capacity);
 			return -ENOMEM;
 		}
+		c->w.frag = lb_frag_table_create(
+		        LB_FRAG_DEFAULT_CAPACITY,
+		        lb_pipeline_ms_to_ticks(LB_FRAG_DEFAULT_TIMEOUT_MS, ticks_per_s));
+		if (c->w.frag == NULL) {
+			snprintf(err, errlen, "out of memory for lcore %u's fragment table", lcore);
+			return -ENOMEM;
+		}
 		c->w.tcp_idle = lb_pipeline_ms_to_ticks(cfg->flows.tcp_idle_ms, ticks_per_s);
 		c->w.udp_idle = lb_pipeline_ms_to_ticks(cfg->flows.udp_idle_ms, ticks_per_s);
 		memcpy(c->w.src_mac, p->src_mac, 6);
@@ -118,6 +125,7 @@ lb_workers_free(struct lb_workers *ws)
 		for (unsigned int i = 0; i < ws->n; i++) {
 			lb_flow_table_free(ws->ctx[i].w.ft);
 			lb_sketch_free(ws->ctx[i].w.sketch);
+			lb_frag_table_free(ws->ctx[i].w.frag);
 			rte_free(ws->ctx[i].w.cnt);
 		}
 	rte_free(ws->ctx);

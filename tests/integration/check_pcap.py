@@ -21,13 +21,15 @@ from collections import Counter, defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import lbpcap  # noqa: E402
+import maglev_ref  # noqa: E402
 from lbpcap import ip_norm, ip_version  # noqa: E402
 
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed", "l4_trunc",
                 "icmp_trunc", "icmp_malformed", "no_vip", "no_backend", "too_big", "no_headroom",
                 "tx_full"]
 TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_sent", "exception",
-              "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors"]
+              "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors",
+              "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions"]
 
 # Spread tolerance. Maglev with M = 65537 slots gives each backend a table share
 # within ~0.1% of w/W for these few backends, so what varies is sampling: with n
@@ -189,6 +191,7 @@ class Checker:
                     self.fail("%s: expected forwarded, got an ICMP too-big reply" % what)
                 for j, d in outs:
                     self.check_encap(i, e, j, d, what)
+                    self.check_maglev(i, e, j, d, what)
                     if d.gue:
                         flow_sport[e.get("flow") or e["group"]].add((d.udp_sport, j))
                         if not 1024 <= d.udp_sport <= 65535:
@@ -285,6 +288,25 @@ class Checker:
                 self.fail("%s: outer IPv4 has MF/offset set" % at)
         if len(fr) and e.get("vip") is None:
             self.fail("%s: forwarded without a VIP" % at)
+
+    def check_maglev(self, i, e, j, d, what):
+        """An entry with "mg" (fragments and their flows' packets) must reach the
+        backend an independent Maglev (maglev_ref.py) gives its key."""
+        if "mg" not in e:
+            return
+        mg = self.cfg["maglev"]
+        vip = self.vips[e["vip"]]
+        if not hasattr(self, "mg_tables"):
+            self.mg_tables = {}
+            self.mg_key = maglev_ref.lbhash.key_from_seed(mg["seed"])
+        t = self.mg_tables.get(e["vip"])
+        if t is None:
+            t = self.mg_tables[e["vip"]] = maglev_ref.vip_table(mg["seed"], mg["table_size"], vip["backends"])
+        src, dst, sport, dport, proto, mode = e["mg"]
+        want = maglev_ref.backend_for(t, self.mg_key, src, dst, sport, dport, proto, mode)
+        if want is None or ip_norm(want) != d.outer_dst:
+            self.fail("%s -> out#%d: reached %s, Maglev of %s says %s (VIP %s)" % (
+                what, j, d.outer_dst, e["mg"], want, lbpcap.vip_label(vip)))
 
     def check_reply(self, i, e, j, d, what):
         fr = self.inputs[i]
@@ -417,6 +439,12 @@ class Checker:
         frag_all = sum(1 for e in self.man if e["kind"].startswith("fragment"))
         if not frag_fwd <= g("fragments") <= frag_all:
             self.fail("stats: fragments %d, expected %d..%d" % (g("fragments"), frag_fwd, frag_all))
+        # first and later fragments by their datagram's ports, early ones by addresses
+        early = sum(1 for e in self.man if e["kind"] == "fragment" and e.get("early"))
+        later = sum(1 for e in self.man if e["kind"] == "fragment" and not e.get("early"))
+        if g("frag_unmatched") != early or g("frag_tracked") + g("frag_followed") != later:
+            self.fail("stats: frag_unmatched %d, frag_tracked + frag_followed %d; expected %d, %d" % (
+                g("frag_unmatched"), g("frag_tracked") + g("frag_followed"), early, later))
         ie_fwd = sum(1 for i, e in enumerate(self.man) if e["kind"] == "icmp-error" and self.fwd.get(i))
         ie_all = ie_fwd + sum(1 for e in self.man if e["kind"] == "icmp-bad")
         if not ie_fwd <= g("icmp_errors") <= ie_all:
@@ -427,7 +455,7 @@ class Checker:
         for i, e in enumerate(self.man):
             for _, d in self.fwd.get(i, []):
                 if e["kind"] == "fragment":
-                    k = e["group"]
+                    k = e.get("flow") or e["group"]
                 elif e["kind"] == "icmp-error":
                     continue
                 else:

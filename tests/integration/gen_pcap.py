@@ -85,6 +85,12 @@ def make_config(too_big, flow_capacity=262144):
         # 9: IPv6 VIP, ipip to IPv4 (6in4) and IPv6 (6in6) backends
         {"address": "2001:db8::30", "port": 80, "protocol": "tcp", "key": "5tuple", "encap": "ipip",
          "backends": [be("10.8.0.1"), be("10.8.0.2"), be("fd08::1")]},
+        # 10, 11: two UDP services of one address with disjoint pools (fragments of
+        # a datagram to :5353 must reach 11's pool, not the lowest port's)
+        {"address": "192.0.2.60", "port": 53, "protocol": "udp", "key": "5tuple", "encap": "gue",
+         "backends": [be("10.9.0.1"), be("10.9.0.2"), be("10.9.0.3")]},
+        {"address": "192.0.2.60", "port": 5353, "protocol": "udp", "key": "5tuple", "encap": "gue",
+         "backends": [be("10.9.1.1"), be("10.9.1.2")]},
     ]
     return {
         "encap": {"source_v4": "10.0.0.1", "source_v6": "fd00::1",
@@ -246,24 +252,43 @@ class Gen:
             flow["tend"] = t
 
     def fragments(self):
-        """IPv4 and IPv6 datagrams split into 3+ fragments."""
+        """IPv4 and IPv6 datagrams split into 3+ fragments, each after an unfragmented
+        packet of the same flow. A fragment that comes after its datagram's first
+        fragment belongs to the datagram's flow (the VIP of its ports, the flow's
+        backend); one that comes before the first is steered by addresses only
+        (docs/operations.md "Fragments"): the address's port-0 VIP, else its
+        lowest-port VIP of the protocol, Maglev on the key with ports 0. "mg" is
+        what an independent Maglev (maglev_ref.py) must choose for it."""
         cfg = self.cfg
-        # (dst, proto, dport, count, v6, extra ext)
+        # (dst, proto, dport, count, v6)
         specs = [("192.0.2.20", 17, 5353, 10, False), ("192.0.2.10", 6, 80, 5, False),
-                 ("192.0.2.10", 6, 443, 3, False),   # fragments: lowest-port VIP (80)
+                 ("192.0.2.10", 6, 443, 3, False),   # the :443 VIP, not :80
                  ("2001:db8::20", 17, 53, 8, True), ("2001:db8::10", 6, 443, 4, True),
-                 ("192.0.2.50", 6, 443, 3, False),   # fragments: the port-0 VIP (6), not 8
-                 ("2001:db8::30", 6, 80, 3, True)]
+                 ("192.0.2.50", 6, 443, 3, False),   # the :443 VIP 8, not the port-0 VIP 6
+                 ("192.0.2.50", 6, 8443, 3, False),  # VIP 6, src_ip_dport with the real dport
+                 ("2001:db8::30", 6, 80, 3, True),
+                 ("192.0.2.60", 17, 5353, 8, False), ("192.0.2.60", 17, 53, 4, False)]
         dg = 0
         for dst, proto, dport, count, v6 in specs:
             clients = [self.rand_client(v6) for _ in range(max(1, count // 2))]
-            vi = lbpcap.find_vip(cfg, dst, proto, dport, fragment=True)
+            vi = lbpcap.find_vip(cfg, dst, proto, dport)
+            vi3 = lbpcap.find_vip(cfg, dst, proto, dport, fragment=True)
+            mode, mode3 = cfg["vips"][vi]["key"], cfg["vips"][vi3]["key"]
             for n in range(int(count * max(1.0, self.scale))):
                 dg += 1
                 client = self.r.choice(clients)
-                group = "frag|%s|%s|%d" % (client, dst, proto)
+                fid = "fr%d" % dg
+                if mode == "src_ip":
+                    group = "v%d|src|%s" % (vi, client)
+                elif mode == "src_ip_dport":
+                    group = "v%d|srcdport|%s|%d" % (vi, client, dport)
+                else:
+                    group = "v%d|%s" % (vi, fid)
                 pl = self.payload(self.r.randrange(1000, 1400))
-                cport = self.r.randrange(1024, 65536)
+                while True:
+                    cport = self.r.randrange(1024, 65536)
+                    if self.new_tuple(client, cport, dst, dport, proto):
+                        break
                 tos = self.r.choice([0, 0xB8, 0x02])
                 if v6:
                     ext = [IPv6ExtHdrHopByHop()] if n % 3 == 0 else []
@@ -280,17 +305,31 @@ class Gen:
                     p = IP(src=client, dst=dst, tos=tos, ttl=60, id=self.r.getrandbits(16)) / l4 / Raw(pl)
                     frags = [bytes(f) for f in fragment(p, fragsize=400)]
                 assert len(frags) >= 3
+                order = list(range(len(frags)))
                 if n % 4 == 1:
-                    frags.reverse()
+                    order.reverse()
                 elif n % 4 == 2:
-                    self.r.shuffle(frags)
+                    self.r.shuffle(order)
                 t = self.r.random()
                 mac = self.mac_of(client)
                 tags = self.rand_tags()
-                for fr in frags:
-                    e = {"kind": "fragment", "vip": vi, "group": group, "datagram": dg,
-                         "verdict": "forward"}
-                    self.emit(t, self.frame(fr, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP, mac, tags), e)
+                # the flow's unfragmented packet first
+                ip = self.ip_l4(client, dst, proto, cport, dport, tos, True, self.payload(40))
+                self.emit(t, self.frame(ip, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP, mac, tags),
+                          {"kind": "flow", "vip": vi, "group": group, "flow": fid, "verdict": "forward",
+                           "mg": [client, dst, cport, dport, proto, mode]})
+                t += 0.001
+                seen_first = False
+                for k in order:
+                    seen_first = seen_first or k == 0
+                    if seen_first:
+                        e = {"kind": "fragment", "vip": vi, "group": group, "flow": fid,
+                             "mg": [client, dst, cport, dport, proto, mode]}
+                    else:
+                        e = {"kind": "fragment", "vip": vi3, "group": "frag|%s|%s|%d" % (client, dst, proto),
+                             "early": True, "mg": [client, dst, 0, 0, proto, mode3]}
+                    e.update(datagram=dg, verdict="forward")
+                    self.emit(t, self.frame(frags[k], lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP, mac, tags), e)
                     t += 0.0001
         # fragments of a datagram to a VIP address with no VIP for that protocol
         p = IP(src="198.18.200.1", dst="192.0.2.10", id=77) / UDP(sport=1000, dport=80) / Raw(self.payload(1000))
