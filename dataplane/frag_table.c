@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fragment table (frag_table.h): creation, a fragment's header reading and
- * the record / find calls the pipeline makes for fragments only. Ages are
+ * The fragment table (frag_table.h): a fragment's header reading and the
+ * record / find calls the pipeline makes for fragments only (creation is in
+ * frag_setup.c). Ages are
  * unsigned differences of 32-bit ticks, correct for any age below 2^32 ticks.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "frag_table.h"
@@ -26,41 +26,6 @@ static inline uint16_t
 rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-struct lb_frag_table *
-lb_frag_table_create(uint32_t capacity, uint32_t timeout)
-{
-	struct lb_frag_table *t;
-	uint32_t n = 1;
-
-	if (capacity == 0 || capacity > (1u << 24) || timeout == 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	while ((uint64_t)n * LB_FRAG_WAYS < capacity)
-		n <<= 1;
-	t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		return NULL;
-	t->e = calloc((size_t)n * LB_FRAG_WAYS, sizeof(*t->e));
-	if (t->e == NULL) {
-		free(t);
-		errno = ENOMEM;
-		return NULL;
-	}
-	t->mask = n - 1;
-	t->timeout = timeout;
-	return t;
-}
-
-void
-lb_frag_table_free(struct lb_frag_table *t)
-{
-	if (t == NULL)
-		return;
-	free(t->e);
-	free(t);
 }
 
 static inline void

@@ -421,11 +421,12 @@ frag_steer(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		return false;
 	}
 	f.vip = lb_vip_lookup(s, key->af, &key->dst, key->proto, f.info.key.dport);
+	if (f.vip == NULL && w->has_exception) {
+		out->exc[out->n_exc++] = m;
+		return true;
+	}
 	if (f.vip == NULL) {
-		if (w->has_exception)
-			out->exc[out->n_exc++] = m;
-		else
-			drop(w, out, m, LB_DROP_NO_VIP);
+		drop(w, out, m, LB_DROP_NO_VIP);
 		return true;
 	}
 	f.hash = lb_hash_flow(&s->hkey, &f.info.key);
