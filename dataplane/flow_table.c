@@ -56,6 +56,31 @@ lb_flow_table_free(struct lb_flow_table *ft)
 	free(ft);
 }
 
+void
+lb_flow_table_sweep(struct lb_flow_table *ft, uint32_t now)
+{
+	uint32_t moved = now - ft->clock, n;
+
+	ft->clock = now;
+	if (moved >= LB_FLOW_CLOCK_JUMP) {
+		/* Every entry was written at or before the previous call with a
+		 * lifetime below the jump: all have expired. */
+		memset(ft->buckets, 0, (size_t)ft->n_buckets * sizeof(struct lb_flow_bucket));
+		return;
+	}
+	n = moved < LB_FLOW_SWEEP_MAX ? moved : LB_FLOW_SWEEP_MAX;
+	if (n > ft->n_buckets)
+		n = ft->n_buckets;
+	for (uint32_t i = 0; i < n; i++) {
+		struct lb_flow_bucket *b = &ft->buckets[ft->sweep];
+
+		for (int j = 0; j < LB_FLOW_WAYS; j++)
+			if (b->e[j].sig != 0 && lb_flow_expired(&b->e[j], now))
+				b->e[j].sig = 0;
+		ft->sweep = (ft->sweep + 1) & ft->mask;
+	}
+}
+
 uint32_t
 lb_flow_table_count(const struct lb_flow_table *ft, uint32_t now)
 {

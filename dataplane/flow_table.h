@@ -5,10 +5,12 @@
  *
  * An entry is a 64-bit keyed fingerprint of the 5-tuple (the SipHash the
  * pipeline computes anyway; the low bits also pick the bucket), an expiry time,
- * and the backend (id, generation) the flow is pinned to. Memory is fixed at
- * creation; a lookup touches one cache line; an insert into a full bucket
- * replaces the entry closest to expiry, so the table evicts rather than fails.
- * Used by one worker only: no locks, no atomics.
+ * the backend (id, generation) the flow is pinned to and the flow's state (new,
+ * established, closing: see flow_state.h). Memory is fixed at creation; a
+ * lookup touches one cache line; an insert into a full bucket replaces the
+ * entry closest to expiry, entries not yet established first. The worker's
+ * clock call sweeps expired entries away so no expiry is ever compared across
+ * more than half the tick range. Used by one worker only: no locks, no atomics.
  */
 #ifndef LB_FLOW_TABLE_H
 #define LB_FLOW_TABLE_H
@@ -18,12 +20,21 @@
 #include <stdint.h>
 
 #define LB_FLOW_WAYS 4
+#define LB_FLOW_BACKEND_BITS 14 /* backend ids 0 .. 2^14 - 1 (LB_MAX_BACKENDS) */
+
+/* lb_flow_entry.state */
+enum lb_flow_state {
+	LB_FLOW_ESTABLISHED = 0, /* confirmed by a second packet of the flow */
+	LB_FLOW_NEW = 1,         /* one packet seen so far: short lifetime, evicted first */
+	LB_FLOW_CLOSING = 2,     /* a FIN or RST seen: short lifetime, evicted first */
+};
 
 struct lb_flow_entry {
 	uint64_t sig;     /* fingerprint; 0 = empty */
-	uint32_t expires; /* in table ticks; wrap-safe comparison */
-	uint16_t backend; /* lb_snapshot.backends id */
-	uint16_t gen;     /* that backend's generation when pinned */
+	uint32_t expires; /* in table ticks; wrap-safe comparison (see advance) */
+	uint16_t backend : LB_FLOW_BACKEND_BITS; /* lb_snapshot.backends id */
+	uint16_t state : 2;                      /* enum lb_flow_state */
+	uint16_t gen;                            /* that backend's generation when pinned */
 };
 
 struct lb_flow_bucket {
@@ -36,7 +47,22 @@ struct lb_flow_table {
 	uint32_t mask; /* n_buckets - 1 */
 	uint32_t n_buckets;
 	struct lb_flow_bucket *buckets;
+	uint32_t clock; /* the tick of the last lb_flow_table_advance() */
+	uint32_t sweep; /* the next bucket the sweep visits */
 };
+
+/*
+ * Expiry is compared as a signed 32-bit difference, right while an entry is
+ * at most 2^31 - 1 ticks past its expiry. The sweep keeps every entry inside
+ * that range: it visits at least one bucket per tick the clock moves and
+ * clears the expired entries it finds, so an entry is gone at most n_buckets
+ * ticks after it expires (at most 2^25 buckets: about 9 hours of 1 ms ticks);
+ * a clock that moved LB_FLOW_CLOCK_JUMP ticks or more since the last call
+ * (a worker that did not run) finds every entry expired and empties the table.
+ * Lifetimes must stay below LB_FLOW_CLOCK_JUMP.
+ */
+#define LB_FLOW_CLOCK_JUMP (1u << 30)
+#define LB_FLOW_SWEEP_MAX 64u /* buckets per call at most */
 
 /**
  * Create a table for at least capacity entries (rounded up to a power-of-two
@@ -47,6 +73,21 @@ struct lb_flow_table {
 struct lb_flow_table *lb_flow_table_create(uint32_t capacity);
 
 void lb_flow_table_free(struct lb_flow_table *ft);
+
+/** The out-of-line part of lb_flow_table_advance(): sweep, or empty on a jump. */
+void lb_flow_table_sweep(struct lb_flow_table *ft, uint32_t now);
+
+/**
+ * Tell the table the time: the worker calls it once per loop pass, before the
+ * pass's lookups, with or without traffic. Costs a compare unless the tick
+ * moved (about once per millisecond).
+ */
+static inline void
+lb_flow_table_advance(struct lb_flow_table *ft, uint32_t now)
+{
+	if (now != ft->clock)
+		lb_flow_table_sweep(ft, now);
+}
 
 /** Entries the table can hold. */
 static inline uint32_t
@@ -89,19 +130,27 @@ lb_flow_lookup(const struct lb_flow_table *ft, uint64_t sig, uint32_t now)
 	return NULL;
 }
 
+/* lb_flow_insert_state() results */
+#define LB_FLOW_INS_OK 0      /* into its own, an empty or an expired way */
+#define LB_FLOW_INS_EVICTED 1 /* a live entry of another flow was replaced */
+#define LB_FLOW_INS_FULL 2    /* nothing written: every way holds a live established flow */
+
 /**
- * Insert or overwrite the entry for sig: reuse its own slot if present, else an
- * empty or expired slot, else evict the live entry that expires first.
+ * Insert or overwrite the entry for sig with the given state: reuse its own
+ * way if present, else an empty or expired way, else evict the live entry
+ * that expires first among those not established (new, closing); if every
+ * way is established, evict the soonest of them only if evict_established.
  *
- * @return true if a live entry of another flow was evicted.
+ * @return LB_FLOW_INS_OK, LB_FLOW_INS_EVICTED or LB_FLOW_INS_FULL.
  */
-static inline bool
-lb_flow_insert(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t idle,
-               uint16_t backend, uint16_t gen)
+static inline int
+lb_flow_insert_state(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t idle,
+                     uint16_t backend, uint16_t gen, enum lb_flow_state state,
+                     bool evict_established)
 {
 	struct lb_flow_bucket *b = lb_flow_bucket_of(ft, sig);
 	struct lb_flow_entry *victim = NULL;
-	bool evicted = false;
+	int rc = LB_FLOW_INS_OK;
 
 	/* Its own way first (a re-chosen flow must not leave a stale twin), then
 	 * an empty or expired one. */
@@ -118,17 +167,45 @@ lb_flow_insert(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t id
 			victim = e;
 	}
 	if (victim == NULL) {
-		victim = &b->e[0];
-		for (int i = 1; i < LB_FLOW_WAYS; i++)
-			if ((int32_t)(b->e[i].expires - victim->expires) < 0)
-				victim = &b->e[i];
-		evicted = true;
+		/* Not established before established, then the soonest to expire. */
+		bool vsoft = false;
+
+		for (int i = 0; i < LB_FLOW_WAYS; i++) {
+			struct lb_flow_entry *e = &b->e[i];
+			bool soft = e->state != LB_FLOW_ESTABLISHED;
+
+			if (!soft && !evict_established)
+				continue;
+			if (victim == NULL || soft > vsoft ||
+			    (soft == vsoft && (int32_t)(e->expires - victim->expires) < 0)) {
+				victim = e;
+				vsoft = soft;
+			}
+		}
+		if (victim == NULL)
+			return LB_FLOW_INS_FULL;
+		rc = LB_FLOW_INS_EVICTED;
 	}
 	victim->sig = sig;
 	victim->expires = now + idle;
-	victim->backend = backend;
+	victim->backend = backend & ((1u << LB_FLOW_BACKEND_BITS) - 1);
+	victim->state = state;
 	victim->gen = gen;
-	return evicted;
+	return rc;
+}
+
+/**
+ * Insert or overwrite an established entry for sig, evicting the entry that
+ * expires first (not established first) from a full bucket.
+ *
+ * @return true if a live entry of another flow was evicted.
+ */
+static inline bool
+lb_flow_insert(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint32_t idle,
+               uint16_t backend, uint16_t gen)
+{
+	return lb_flow_insert_state(ft, sig, now, idle, backend, gen, LB_FLOW_ESTABLISHED, true) ==
+	       LB_FLOW_INS_EVICTED;
 }
 
 /** Push a live entry's expiry out by idle ticks (on every packet of the flow). */

@@ -52,6 +52,7 @@ lb_worker_main(void *arg)
 		if (cnt->snapshot_gen != s->generation)
 			__atomic_store_n(&cnt->snapshot_gen, s->generation, __ATOMIC_RELEASE);
 		w->now = (uint32_t)(rte_rdtsc() >> ctx->tick_shift);
+		lb_flow_table_advance(w->ft, w->now); /* the expiry sweep, once per tick */
 		/* Relaxed: the number is all control publishes with it; the sketch
 		 * orders its own buffers (release on close, see sketch.c). */
 		if (ctx->window != NULL && w->sketch != NULL)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests for the per-core flow table: hits and misses, expiry with the
- * 32-bit tick counter wrapping, touch, eviction of the soonest-expiring entry
- * in a full bucket, reuse of expired slots, capacity rounding, the memory
+ * 32-bit tick counter wrapping, entries idle past 2^31 ticks, touch, eviction of the
+ * soonest-expiring entry in a full bucket, reuse of expired slots, capacity rounding, the memory
  * layout, and survival of recent flows when the table is oversubscribed.
  */
 #include <errno.h>
@@ -236,6 +236,67 @@ test_flow_table_expiry(void **state)
 	lb_flow_table_free(ft);
 }
 
+/*
+ * An entry left idle for longer than half the 32-bit tick range (2^31 ticks,
+ * about 25 days of 1 ms ticks) must stay expired: the plain signed comparison
+ * of now and expires would see it as live again. The clock advances as a
+ * worker's does, one call per loop pass: in steps (the sweep runs) or in one
+ * jump (a worker that did not run for that long).
+ */
+struct wrap_case {
+	const char *name;
+	uint32_t t0;
+	uint32_t step; /* ticks per loop pass; 0 = one jump to the end */
+};
+
+static const struct wrap_case wrap_cases[] = {
+        {"test_flow_table_idle_past_2^31 jump", 1000, 0},
+        {"test_flow_table_idle_past_2^31 jump across wrap", UINT32_MAX - 50, 0},
+        {"test_flow_table_idle_past_2^31 steps of 1000", 1000, 1000},
+        {"test_flow_table_idle_past_2^31 steps of 2^20", 0x7FFFFFFFu, 1u << 20},
+};
+
+#define N_WRAP_CASES (sizeof(wrap_cases) / sizeof(wrap_cases[0]))
+
+static void
+test_flow_table_idle_past_2_31(void **state)
+{
+	const struct wrap_case *c = *state;
+	struct lb_flow_table *ft = lb_flow_table_create(SMALL_CAP);
+	uint64_t sig = sig_in_bucket(ft, 3, 0), live = sig_in_bucket(ft, 3, 1);
+	const uint64_t idle = 300, end = (1ull << 31) + 2 * idle; /* ticks after t0 */
+	uint32_t now = c->t0;
+
+	assert_non_null(ft);
+	lb_flow_table_advance(ft, now);
+	lb_flow_insert(ft, sig, now, (uint32_t)idle, 5, 1);
+	lb_flow_insert(ft, live, now, 1u << 24, 6, 1);
+	for (uint64_t t = 0; t < end;) {
+		uint64_t d = c->step == 0 ? end - t : c->step;
+
+		if (d > end - t)
+			d = end - t;
+		t += d;
+		now = c->t0 + (uint32_t)t;
+		lb_flow_table_advance(ft, now);
+		/* A flow active all along is never lost (after a jump it comes back). */
+		if (lb_flow_lookup(ft, live, now) == NULL)
+			lb_flow_insert(ft, live, now, 1u << 24, 6, 1);
+		else
+			lb_flow_touch(lb_flow_lookup(ft, live, now), now, 1u << 24);
+	}
+	/* 2^31 + 600 ticks after its last packet, past expires by 2^31 + 300. */
+	assert_null(lb_flow_lookup(ft, sig, now));
+	assert_null(lb_flow_lookup(ft, sig, now + 1000));
+	assert_int_equal(lb_flow_table_count(ft, now), 1);
+	assert_non_null(lb_flow_lookup(ft, live, now));
+	/* A new flow in the same bucket takes a free way, evicting nothing. */
+	assert_false(lb_flow_insert(ft, sig_in_bucket(ft, 3, 2), now, 100, 7, 1));
+	assert_false(lb_flow_insert(ft, sig_in_bucket(ft, 3, 3), now, 100, 8, 1));
+	assert_false(lb_flow_insert(ft, sig_in_bucket(ft, 3, 4), now, 100, 9, 1));
+	lb_flow_table_free(ft);
+}
+
 static void
 test_flow_table_touch_extends(void **state)
 {
@@ -449,7 +510,8 @@ test_flow_table_pressure_keeps_recent(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[N_CAP_CASES + N_EXPIRY_CASES + N_EVICT_CASES + N_SIG_CASES + 16];
+	struct CMUnitTest tests[N_CAP_CASES + N_EXPIRY_CASES + N_EVICT_CASES + N_SIG_CASES +
+	                        N_WRAP_CASES + 16];
 	size_t n = 0;
 
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
@@ -473,6 +535,11 @@ main(void)
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_flow_table_expiry,
 		                                                        (void *)&expiry_cases[i]);
 		tests[n++].name = expiry_cases[i].name;
+	}
+	for (size_t i = 0; i < N_WRAP_CASES; i++) {
+		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(
+		        test_flow_table_idle_past_2_31, (void *)&wrap_cases[i]);
+		tests[n++].name = wrap_cases[i].name;
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
 	        test_flow_table_touch_extends, setup_small, teardown_table);
