@@ -319,7 +319,9 @@ static int
 parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 {
 	static const char *const maglev_keys[] = {"table_size", "seed", NULL};
-	static const char *const flow_keys[] = {"capacity", "tcp_idle_ms", "udp_idle_ms", NULL};
+	static const char *const flow_keys[] = {
+	        "capacity",        "tcp_idle_ms",   "udp_idle_ms",    "syn_idle_ms",
+	        "closing_idle_ms", "new_flow_rate", "new_flow_burst", NULL};
 	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
 	                                       NULL};
 	const char *seed = NULL;
@@ -355,6 +357,10 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	cfg->flows.capacity = LB_FLOW_DEFAULT_CAPACITY;
 	cfg->flows.tcp_idle_ms = LB_FLOW_DEFAULT_TCP_IDLE_MS;
 	cfg->flows.udp_idle_ms = LB_FLOW_DEFAULT_UDP_IDLE_MS;
+	cfg->flows.syn_idle_ms = LB_FLOW_DEFAULT_SYN_IDLE_MS;
+	cfg->flows.closing_idle_ms = LB_FLOW_DEFAULT_CLOSING_IDLE_MS;
+	cfg->flows.new_flow_rate = 0;
+	cfg->flows.new_flow_burst = LB_FLOW_DEFAULT_NEW_FLOW_BURST;
 	if ((rc = get_obj(c, "", root, "flows", &o)) != 0)
 		return rc;
 	if (o != NULL) {
@@ -372,6 +378,22 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		if ((rc = get_uint(c, "flows", o, "udp_idle_ms", 1, 86400000, &u, 0)) != 0)
 			return rc;
 		cfg->flows.udp_idle_ms = (uint32_t)u;
+		u = cfg->flows.syn_idle_ms;
+		if ((rc = get_uint(c, "flows", o, "syn_idle_ms", 1, 86400000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.syn_idle_ms = (uint32_t)u;
+		u = cfg->flows.closing_idle_ms;
+		if ((rc = get_uint(c, "flows", o, "closing_idle_ms", 1, 86400000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.closing_idle_ms = (uint32_t)u;
+		u = cfg->flows.new_flow_rate;
+		if ((rc = get_uint(c, "flows", o, "new_flow_rate", 0, 100000000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.new_flow_rate = (uint32_t)u;
+		u = cfg->flows.new_flow_burst;
+		if ((rc = get_uint(c, "flows", o, "new_flow_burst", 1, 100000000, &u, 0)) != 0)
+			return rc;
+		cfg->flows.new_flow_burst = (uint32_t)u;
 	}
 
 	cfg->hot.enabled = true;

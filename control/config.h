@@ -20,6 +20,9 @@
 #define LB_FLOW_DEFAULT_CAPACITY (1u << 20) /* entries per worker core */
 #define LB_FLOW_DEFAULT_TCP_IDLE_MS 300000u
 #define LB_FLOW_DEFAULT_UDP_IDLE_MS 30000u
+#define LB_FLOW_DEFAULT_SYN_IDLE_MS 5000u      /* an entry not yet confirmed */
+#define LB_FLOW_DEFAULT_CLOSING_IDLE_MS 10000u /* after a FIN or RST */
+#define LB_FLOW_DEFAULT_NEW_FLOW_BURST 10000u
 #define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
 
 struct lb_cfg_backend {
@@ -52,6 +55,10 @@ struct lb_config {
 		uint32_t capacity; /* entries per worker */
 		uint32_t tcp_idle_ms;
 		uint32_t udp_idle_ms;
+		uint32_t syn_idle_ms;     /* lifetime of an entry not yet confirmed */
+		uint32_t closing_idle_ms; /* lifetime after a FIN or RST */
+		uint32_t new_flow_rate;   /* new entries per second per core; 0 = unlimited */
+		uint32_t new_flow_burst;  /* the rate guard's bucket size */
 	} flows;
 	struct {
 		bool enabled;

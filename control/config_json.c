@@ -96,9 +96,14 @@ lb_config_to_json(const struct lb_config *cfg)
 	         json_pack("{s:i, s:s}", "table_size", (json_int_t)cfg->table_size, "seed",
 	                   cfg->seed)) &&
 	     set(root, "flows",
-	         json_pack("{s:i, s:i, s:i}", "capacity", (json_int_t)cfg->flows.capacity,
-	                   "tcp_idle_ms", (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
-	                   (json_int_t)cfg->flows.udp_idle_ms)) &&
+	         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "capacity",
+	                   (json_int_t)cfg->flows.capacity, "tcp_idle_ms",
+	                   (json_int_t)cfg->flows.tcp_idle_ms, "udp_idle_ms",
+	                   (json_int_t)cfg->flows.udp_idle_ms, "syn_idle_ms",
+	                   (json_int_t)cfg->flows.syn_idle_ms, "closing_idle_ms",
+	                   (json_int_t)cfg->flows.closing_idle_ms, "new_flow_rate",
+	                   (json_int_t)cfg->flows.new_flow_rate, "new_flow_burst",
+	                   (json_int_t)cfg->flows.new_flow_burst)) &&
 	     set(root, "hot",
 	         json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled, "window_ms",
 	                   (json_int_t)cfg->hot.window_ms, "threshold", cfg->hot.threshold,

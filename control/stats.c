@@ -35,6 +35,8 @@ core_json(const struct lb_core_counters *c)
 	json_object_set_new(o, "frag_followed", json_integer((json_int_t)c->frag_followed));
 	json_object_set_new(o, "frag_unmatched", json_integer((json_int_t)c->frag_unmatched));
 	json_object_set_new(o, "frag_evictions", json_integer((json_int_t)c->frag_evictions));
+	json_object_set_new(o, "flow_unpinned", json_integer((json_int_t)c->flow_unpinned));
+	json_object_set_new(o, "flow_rate_limited", json_integer((json_int_t)c->flow_rate_limited));
 	return o;
 }
 
@@ -51,6 +53,8 @@ sum_scalars(struct lb_core_counters *t, const struct lb_core_counters *c)
 	t->flow_misses += c->flow_misses;
 	t->flow_evictions += c->flow_evictions;
 	t->flow_rechosen += c->flow_rechosen;
+	t->flow_unpinned += c->flow_unpinned;
+	t->flow_rate_limited += c->flow_rate_limited;
 	t->fragments += c->fragments;
 	t->icmp_errors += c->icmp_errors;
 	t->hot_spread += c->hot_spread;

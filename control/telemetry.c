@@ -27,10 +27,11 @@ static const struct {
 	{                                                                                          \
 #x, offsetof(struct lb_core_counters, x)                                           \
 	}
-        F(rx_packets),     F(rx_bytes),       F(forwarded),   F(forwarded_bytes), F(icmp_sent),
-        F(exception),      F(flow_hits),      F(flow_misses), F(flow_evictions),  F(flow_rechosen),
-        F(fragments),      F(icmp_errors),    F(hot_spread),  F(frag_tracked),    F(frag_followed),
-        F(frag_unmatched), F(frag_evictions),
+        F(rx_packets),     F(rx_bytes),      F(forwarded),         F(forwarded_bytes),
+        F(icmp_sent),      F(exception),     F(flow_hits),         F(flow_misses),
+        F(flow_evictions), F(flow_rechosen), F(fragments),         F(icmp_errors),
+        F(hot_spread),     F(frag_tracked),  F(frag_followed),     F(frag_unmatched),
+        F(frag_evictions), F(flow_unpinned), F(flow_rate_limited),
 #undef F
 };
 

@@ -52,8 +52,10 @@ struct lb_core_counters {
 	uint64_t exception; /* non-VIP packets sent to the exception port */
 	uint64_t flow_hits;
 	uint64_t flow_misses;
-	uint64_t flow_evictions; /* live entries evicted to make room */
-	uint64_t flow_rechosen;  /* entries whose backend was gone or down */
+	uint64_t flow_evictions;    /* live entries evicted to make room */
+	uint64_t flow_rechosen;     /* entries whose backend was gone or down */
+	uint64_t flow_unpinned;     /* new flows left without an entry: all 4 ways established */
+	uint64_t flow_rate_limited; /* new flows over flows.new_flow_rate: no entry */
 	uint64_t fragments;
 	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
 	uint64_t snapshot_gen;   /* generation of the snapshot this core last used */

@@ -156,8 +156,10 @@ ip6_walk(const uint8_t *ip, uint32_t l3_len, uint8_t *nh, uint32_t *off, enum ip
 
 /* TCP or UDP header of the outer packet: check it is whole, take the ports. */
 static inline int
-parse_l4(const uint8_t *l4, uint32_t avail, uint8_t proto, struct lb_flow_key *key)
+parse_l4(const uint8_t *l4, uint32_t avail, uint8_t proto, struct lb_pkt_info *info)
 {
+	struct lb_flow_key *key = &info->key;
+
 	if (proto == PROTO_TCP) {
 		uint32_t doff;
 
@@ -167,6 +169,7 @@ parse_l4(const uint8_t *l4, uint32_t avail, uint8_t proto, struct lb_flow_key *k
 		/* No L4 malformed reason exists; a short data offset cuts the header. */
 		if (doff < TCP_MIN_HLEN || doff > avail)
 			return LB_DROP_L4_TRUNC;
+		info->tcp_flags = l4[13];
 	} else if (avail < UDP_HLEN) {
 		return LB_DROP_L4_TRUNC;
 	}
@@ -322,7 +325,7 @@ parse_ip4(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *i
 	}
 
 	if (is_tcp_udp(proto))
-		return parse_l4(ip + hlen, lim - hlen, proto, &info->key);
+		return parse_l4(ip + hlen, lim - hlen, proto, info);
 	if (proto == PROTO_ICMP)
 		return parse_icmp4(ip + hlen, lim - hlen, info);
 	return LB_PARSE_NOT_LB;
@@ -377,7 +380,7 @@ parse_ip6(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *i
 	}
 
 	if (is_tcp_udp(nh))
-		return parse_l4(ip + off, lim - off, nh, &info->key);
+		return parse_l4(ip + off, lim - off, nh, info);
 	if (nh == PROTO_ICMPV6)
 		return parse_icmp6(ip + off, lim - off, info);
 	return LB_PARSE_NOT_LB;
@@ -435,7 +438,8 @@ parse_fast_ip4(const uint8_t *data, uint32_t len, uint32_t frame_len, struct lb_
 	memcpy(&ports, l4, 4); /* sport, dport as on the wire */
 	q0 = src;
 	q4 = ports | (uint64_t)proto << 32 | (uint64_t)LB_AF_INET << 40;
-	q5 = ETH_HLEN | (uint64_t)tot << 16 | (uint64_t)flags << 32 | (uint64_t)ip[1] << 40;
+	q5 = ETH_HLEN | (uint64_t)tot << 16 | (uint64_t)flags << 32 | (uint64_t)ip[1] << 40 |
+	     (uint64_t)(proto == PROTO_TCP ? l4[13] : 0) << 48;
 	/* Separate stores of separate variables: an array copied in one go went
 	 * through the stack and stalled on its own narrower stores. */
 	memcpy((uint8_t *)info, &q0, 8);

@@ -24,6 +24,12 @@
 #define LB_PKT_ICMP_ERROR 0x02 /* key is the quoted flow, reversed */
 #define LB_PKT_DF 0x04         /* outer IPv4 has Don't Fragment set */
 
+/* lb_pkt_info.tcp_flags (RFC 9293 §3.1) */
+#define LB_TCP_FIN 0x01
+#define LB_TCP_SYN 0x02
+#define LB_TCP_RST 0x04
+#define LB_TCP_ACK 0x10
+
 struct lb_pkt_info {
 	/*
 	 * The flow the packet belongs to, as the client sent it: for an ICMP error
@@ -31,11 +37,12 @@ struct lb_pkt_info {
 	 * key.dst is the VIP. Ports are zero for fragments.
 	 */
 	struct lb_flow_key key;
-	uint16_t l2_len; /* Ethernet + VLAN tags: where the IP header starts */
-	uint16_t l3_len; /* the IP packet's own length (total length / 40 + payload) */
-	uint8_t flags;   /* LB_PKT_* */
-	uint8_t tos;     /* IPv4 TOS / IPv6 traffic class: DSCP and ECN */
-	uint16_t pad;
+	uint16_t l2_len;   /* Ethernet + VLAN tags: where the IP header starts */
+	uint16_t l3_len;   /* the IP packet's own length (total length / 40 + payload) */
+	uint8_t flags;     /* LB_PKT_* */
+	uint8_t tos;       /* IPv4 TOS / IPv6 traffic class: DSCP and ECN */
+	uint8_t tcp_flags; /* the TCP header's flags byte (LB_TCP_*); 0 for UDP, ICMP */
+	uint8_t pad;
 };
 
 /**

@@ -19,6 +19,7 @@
 #include <rte_prefetch.h>
 
 #include "encap.h"
+#include "flow_state.h"
 #include "parse.h"
 #include "pipeline.h"
 
@@ -719,7 +720,8 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		if (likely(e != NULL)) {
 			if (likely(lb_backend_usable(s, v, e->backend, e->gen))) {
 				hits++;
-				lb_flow_touch(e, now, idle);
+				lb_flow_refresh(e, now, ps->info.tcp_flags, idle, w->syn_idle,
+				                w->closing_idle);
 				forward(w, s, m, ps, e->backend, out, &t4, &acc, cnt, mtu, &n_fwd);
 				continue;
 			}
@@ -732,8 +734,10 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			drop(w, out, m, LB_DROP_NO_BACKEND);
 			continue;
 		}
-		if (lb_flow_insert(ft, sig, now, idle, bid, s->backends[bid].gen))
-			cnt->flow_evictions++;
+		if (e != NULL)
+			lb_flow_repin(w, e, ps->info.tcp_flags, idle, bid, s->backends[bid].gen);
+		else
+			lb_flow_admit(w, sig, ps->info.tcp_flags, bid, s->backends[bid].gen);
 		cnt->vip[v->id].new_flows++;
 		cnt->backend[bid].new_flows++;
 		forward(w, s, m, ps, bid, out, &t4, &acc, cnt, mtu, &n_fwd);

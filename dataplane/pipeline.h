@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "counters.h"
+#include "flow_guard.h"
 #include "flow_table.h"
 #include "frag_table.h"
 #include "sketch.h"
@@ -29,6 +30,9 @@ struct lb_worker {
 	uint32_t now;      /* flow-table ticks; the worker refreshes it per burst */
 	uint32_t tcp_idle; /* idle timeouts in ticks */
 	uint32_t udp_idle;
+	uint32_t syn_idle;          /* lifetime of an entry not yet confirmed (flows.syn_idle_ms) */
+	uint32_t closing_idle;      /* after a FIN or RST (flows.closing_idle_ms) */
+	struct lb_flow_guard guard; /* new-flow rate guard (flows.new_flow_rate) */
 	uint8_t src_mac[6];         /* outer Ethernet source: the out port's MAC */
 	bool has_exception;         /* non-VIP traffic goes to the exception port */
 	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */

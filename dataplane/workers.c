@@ -87,6 +87,11 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		}
 		c->w.tcp_idle = lb_pipeline_ms_to_ticks(cfg->flows.tcp_idle_ms, ticks_per_s);
 		c->w.udp_idle = lb_pipeline_ms_to_ticks(cfg->flows.udp_idle_ms, ticks_per_s);
+		c->w.syn_idle = lb_pipeline_ms_to_ticks(cfg->flows.syn_idle_ms, ticks_per_s);
+		c->w.closing_idle =
+		        lb_pipeline_ms_to_ticks(cfg->flows.closing_idle_ms, ticks_per_s);
+		lb_flow_guard_init(&c->w.guard, cfg->flows.new_flow_rate, cfg->flows.new_flow_burst,
+		                   ticks_per_s, 0);
 		memcpy(c->w.src_mac, p->src_mac, 6);
 		c->w.has_exception = p->has_exception;
 		if (cfg->hot.enabled) {

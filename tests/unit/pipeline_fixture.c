@@ -143,6 +143,8 @@ setup(void **state)
 	fx->w->now = NOW;
 	fx->w->tcp_idle = IDLE;
 	fx->w->udp_idle = IDLE;
+	fx->w->syn_idle = IDLE;
+	fx->w->closing_idle = IDLE;
 	memcpy(fx->w->src_mac, g_lb_mac, 6);
 	fx->pool_avail = rte_mempool_avail_count(g_pool);
 	fx_config(fx, cfg_load(1500, "icmp", g_base_vips));

@@ -3,7 +3,7 @@
  * Unit tests for lb_pipeline_burst() across membership changes, with
  * configurations rebuilt and published as control does: a backend added,
  * removed, its id reused with a new generation, draining, at weight 0 and
- * down. Established flows stay on their backend unless it is gone or down;
+ * down, and under a SYN flood. Established flows stay on their backend unless it is gone or down;
  * only new flows follow the new Maglev table (pipeline_fixture.h).
  */
 #include <setjmp.h>
@@ -240,6 +240,74 @@ test_pipeline_live_flows_outlive_idle_time(void **state)
 	assert_int_equal(moved_in_table, count_eq(fresh, N_FLOWS, 4));
 }
 
+/*
+ * Membership under a SYN flood: 16 established connections (two packets each)
+ * in a 64-entry table, two backends draining, then 400 SYNs from spoofed
+ * sources, each a never-seen flow, 25 per bucket on average. Every
+ * established connection must still reach the backend the test recorded for
+ * it before the flood, those on the draining backends included (Maglev no
+ * longer picks them for anything new).
+ */
+#define EST_FLOWS 16
+#define FLOOD 400
+#define SMALL_TABLE 64
+
+static void
+send_syns(struct fixture *fx, uint32_t base, uint32_t n)
+{
+	static struct frame fr[LB_BURST];
+	const struct frame *f[LB_BURST];
+	int fate[LB_BURST], bid[LB_BURST];
+
+	for (uint32_t i = 0; i < n; i += LB_BURST) {
+		uint32_t k = n - i < LB_BURST ? n - i : LB_BURST;
+
+		for (uint32_t j = 0; j < k; j++) {
+			struct flow fl = flow4(base + i + j);
+
+			build(&fr[j], &fl, 0, IP4_DF, false);
+			fr[j].b[fr[j].l2 + 20 + 13] = 0x02; /* SYN alone */
+			f[j] = &fr[j];
+		}
+		run_frames(fx, f, k, fate, bid);
+		for (uint32_t j = 0; j < k; j++)
+			assert_int_equal(fate[j], FATE_FWD);
+	}
+}
+
+static void
+test_pipeline_syn_flood_keeps_drained_flows(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	int est[EST_FLOWS], again[EST_FLOWS], after[EST_FLOWS];
+	unsigned int on_drained;
+	uint64_t hits;
+
+	lb_flow_table_free(fx->w->ft);
+	fx->w->ft = lb_flow_table_create(SMALL_TABLE);
+	assert_non_null(fx->w->ft);
+	fx->w->syn_idle = IDLE / 100;
+	send_flows(fx, 0, EST_FLOWS, est); /* the test's record of each backend */
+	hits = c->flow_hits;
+	send_flows(fx, 0, EST_FLOWS, again); /* the second packet confirms */
+	assert_memory_equal(again, est, sizeof(est));
+	assert_int_equal(c->flow_hits - hits, EST_FLOWS);
+	on_drained = count_eq(est, EST_FLOWS, 1) + count_eq(est, EST_FLOWS, 2);
+	assert_true(on_drained > 0);
+	fx->cfg->vips[0].backends[1].state = LB_BACKEND_DRAINING;
+	set_backend(fx, 2, LB_BACKEND_DRAINING, 1);
+
+	fx->w->now += 1;
+	send_syns(fx, 1000000, FLOOD);
+	fx->w->now += 1;
+	hits = c->flow_hits;
+	send_flows(fx, 0, EST_FLOWS, after);
+	assert_memory_equal(after, est, sizeof(est));
+	assert_int_equal(c->flow_hits - hits, EST_FLOWS);
+	assert_int_equal(c->flow_rechosen, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -253,6 +321,7 @@ main(void)
 	        T(test_pipeline_weight_zero_keeps_flows_gets_no_new),
 	        T(test_pipeline_down_moves_its_flows),
 	        T(test_pipeline_live_flows_outlive_idle_time),
+	        T(test_pipeline_syn_flood_keeps_drained_flows),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
