@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "config_internal.h"
+#include "icmp_limit.h"
 #include "maglev_build.h"
 
 /* Error context: the path of the field being read, e.g. "vips[1].backends[0]". */
@@ -324,6 +325,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	        "closing_idle_ms", "new_flow_rate", "new_flow_burst", NULL};
 	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
 	                                       NULL};
+	static const char *const icmp_keys[] = {"rate_per_sec", "burst", NULL};
 	const char *seed = NULL;
 	json_t *o;
 	uint64_t u;
@@ -394,6 +396,23 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		if ((rc = get_uint(c, "flows", o, "new_flow_burst", 1, 100000000, &u, 0)) != 0)
 			return rc;
 		cfg->flows.new_flow_burst = (uint32_t)u;
+	}
+
+	cfg->icmp.rate_per_sec = LB_ICMP_DEFAULT_RATE;
+	cfg->icmp.burst = LB_ICMP_DEFAULT_BURST;
+	if ((rc = get_obj(c, "", root, "icmp", &o)) != 0)
+		return rc;
+	if (o != NULL) {
+		if ((rc = check_keys(c, "icmp", o, icmp_keys)) != 0)
+			return rc;
+		u = cfg->icmp.rate_per_sec;
+		if ((rc = get_uint(c, "icmp", o, "rate_per_sec", 1, LB_ICMP_MAX_RATE, &u, 0)) != 0)
+			return rc;
+		cfg->icmp.rate_per_sec = (uint32_t)u;
+		u = cfg->icmp.burst;
+		if ((rc = get_uint(c, "icmp", o, "burst", 1, LB_ICMP_MAX_BURST, &u, 0)) != 0)
+			return rc;
+		cfg->icmp.burst = (uint32_t)u;
 	}
 
 	cfg->hot.enabled = true;
@@ -663,7 +682,7 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 struct lb_config *
 lb_config_from_json(const json_t *root, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"encap", "maglev", "flows", "hot", "vips", NULL};
+	static const char *const keys[] = {"encap", "maglev", "flows", "icmp", "hot", "vips", NULL};
 	struct ctx c = {err, errlen};
 	struct lb_config *cfg;
 	uint32_t next_backend_id = 0;

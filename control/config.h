@@ -61,6 +61,10 @@ struct lb_config {
 		uint32_t new_flow_burst;  /* the rate guard's bucket size */
 	} flows;
 	struct {
+		uint32_t rate_per_sec; /* generated ICMP errors per second per core */
+		uint32_t burst;        /* token bucket depth per core */
+	} icmp;
+	struct {
 		bool enabled;
 		uint32_t window_ms;
 		double threshold;

@@ -104,6 +104,9 @@ lb_config_to_json(const struct lb_config *cfg)
 	                   (json_int_t)cfg->flows.closing_idle_ms, "new_flow_rate",
 	                   (json_int_t)cfg->flows.new_flow_rate, "new_flow_burst",
 	                   (json_int_t)cfg->flows.new_flow_burst)) &&
+	     set(root, "icmp",
+	         json_pack("{s:i, s:i}", "rate_per_sec", (json_int_t)cfg->icmp.rate_per_sec,
+	                   "burst", (json_int_t)cfg->icmp.burst)) &&
 	     set(root, "hot",
 	         json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled, "window_ms",
 	                   (json_int_t)cfg->hot.window_ms, "threshold", cfg->hot.threshold,

@@ -245,6 +245,12 @@ restart_only(const struct lb_control *c, const struct lb_config *next, char *buf
 	else if (next->flows.udp_idle_ms != run->flows.udp_idle_ms)
 		snprintf(buf, len, "flows.udp_idle_ms: %u -> %u (%s)", run->flows.udp_idle_ms,
 		         next->flows.udp_idle_ms, why);
+	else if (next->icmp.rate_per_sec != run->icmp.rate_per_sec)
+		snprintf(buf, len, "icmp.rate_per_sec: %u -> %u (%s)", run->icmp.rate_per_sec,
+		         next->icmp.rate_per_sec, why);
+	else if (next->icmp.burst != run->icmp.burst)
+		snprintf(buf, len, "icmp.burst: %u -> %u (%s)", run->icmp.burst, next->icmp.burst,
+		         why);
 	else if (next->hot.enabled && c->hw.hot == NULL && c->hw.prev == NULL)
 		snprintf(buf, len,
 		         "hot.enabled: false -> true (the workers were started without hot-key "

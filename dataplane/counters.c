@@ -18,6 +18,8 @@ static const char *const drop_names[LB_DROP__COUNT] = {
         [LB_DROP_TOO_BIG] = "too_big",
         [LB_DROP_NO_HEADROOM] = "no_headroom",
         [LB_DROP_TX_FULL] = "tx_full",
+        [LB_DROP_MARTIAN_SRC] = "martian_src",
+        [LB_DROP_ICMP_LIMITED] = "icmp_limited",
 };
 
 const char *

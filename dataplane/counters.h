@@ -24,13 +24,15 @@ enum lb_drop_reason {
 	LB_DROP_IP6_TRUNC,      /* IPv6 header, payload or an extension header cut */
 	LB_DROP_IP6_MALFORMED,  /* bad version, extension chain too long, bad fragment */
 	LB_DROP_L4_TRUNC,       /* TCP/UDP header cut */
-	LB_DROP_ICMP_TRUNC,     /* ICMP error whose quoted header is cut */
-	LB_DROP_ICMP_MALFORMED, /* ICMP error quoting something that is not IP/TCP/UDP */
+	LB_DROP_ICMP_TRUNC,     /* no longer produced: a cut quote is not the balancer's */
+	LB_DROP_ICMP_MALFORMED, /* no longer produced: a non-TCP/UDP quote is not ours */
 	LB_DROP_NO_VIP,         /* not for any VIP, and no exception port */
 	LB_DROP_NO_BACKEND,     /* VIP with no usable backend */
 	LB_DROP_TOO_BIG,        /* over the MTU once encapsulated, policy drop */
 	LB_DROP_NO_HEADROOM,    /* mbuf cannot take the outer headers */
 	LB_DROP_TX_FULL,        /* the TX queue did not take it */
+	LB_DROP_MARTIAN_SRC,    /* to a VIP from a martian source (lb_icmp_martian_src) */
+	LB_DROP_ICMP_LIMITED,   /* too big; its ICMP error was over the rate limit */
 	LB_DROP__COUNT
 };
 

@@ -19,6 +19,11 @@
  * - In an ICMP error the quoted packet was sent by us (the backend), so its
  *   fragmentation is unrelated to the client's: a quoted first fragment keeps
  *   its ports, only a quoted non-first fragment is keyed without ports.
+ * - An ICMP error is the balancer's only if its quote names a TCP/UDP flow
+ *   (the pipeline then asks whether that flow is a VIP's). An ICMP header or
+ *   quote cut short, a quote that is not IP or not TCP/UDP, is someone else's:
+ *   LB_PARSE_NOT_LB, the rule bpf/xsk_steer.bpf.c applies, so both modes send
+ *   it to the same place.
  * - IPv6 jumbograms are not supported: a payload length of 0 means no payload.
  * - Multi-segment frames (lb_parse_frame): every header the parser reads must
  *   lie in the first, contiguous segment; only the IP total / payload length is
@@ -206,24 +211,24 @@ parse_icmp4(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 	uint8_t proto;
 
 	if (avail < ICMP_HLEN)
-		return LB_DROP_ICMP_TRUNC;
+		return LB_PARSE_NOT_LB;
 	type = icmp[0];
 	if (type != ICMP_DEST_UNREACH && type != ICMP_TIME_EXCEEDED && type != ICMP_PARAMETER_PROB)
 		return LB_PARSE_NOT_LB;
 	in = icmp + ICMP_HLEN;
 	avail -= ICMP_HLEN;
 	if (avail < IP4_MIN_HLEN)
-		return LB_DROP_ICMP_TRUNC;
+		return LB_PARSE_NOT_LB;
 	if (in[0] >> 4 != 4)
-		return LB_DROP_ICMP_MALFORMED;
+		return LB_PARSE_NOT_LB;
 	hlen = (uint32_t)(in[0] & 0x0F) * 4;
 	if (hlen < IP4_MIN_HLEN)
-		return LB_DROP_ICMP_MALFORMED;
+		return LB_PARSE_NOT_LB;
 	if (hlen > avail)
-		return LB_DROP_ICMP_TRUNC;
+		return LB_PARSE_NOT_LB;
 	proto = in[9];
 	if (!is_tcp_udp(proto))
-		return LB_DROP_ICMP_MALFORMED;
+		return LB_PARSE_NOT_LB;
 
 	info->key.proto = proto;
 	memcpy(info->key.src.b, in + 16, 4);
@@ -233,7 +238,8 @@ parse_icmp4(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 		info->flags |= LB_PKT_FRAGMENT;
 		return LB_PARSE_OK;
 	}
-	return quoted_ports(in + hlen, avail - hlen, &info->key);
+	return quoted_ports(in + hlen, avail - hlen, &info->key) == LB_PARSE_OK ? LB_PARSE_OK
+	                                                                        : LB_PARSE_NOT_LB;
 }
 
 static int
@@ -248,7 +254,7 @@ parse_icmp6(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 	int rc;
 
 	if (avail < ICMP_HLEN)
-		return LB_DROP_ICMP_TRUNC;
+		return LB_PARSE_NOT_LB;
 	type = icmp[0];
 	/* Types 1-4 are the errors; 128 and up are informational (echo, ND). */
 	if (type < ICMPV6_DEST_UNREACH || type > ICMPV6_PARAM_PROB)
@@ -256,16 +262,16 @@ parse_icmp6(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 	in = icmp + ICMP_HLEN;
 	avail -= ICMP_HLEN;
 	if (avail < IP6_HLEN)
-		return LB_DROP_ICMP_TRUNC;
+		return LB_PARSE_NOT_LB;
 	if (in[0] >> 4 != 6)
-		return LB_DROP_ICMP_MALFORMED;
+		return LB_PARSE_NOT_LB;
 	/* Extension headers must fit in what was quoted, not in the payload length. */
 	nh = in[6];
 	rc = ip6_walk(in, avail, &nh, &off, &frag, &err);
 	if (rc != LB_PARSE_OK)
-		return rc;
+		return LB_PARSE_NOT_LB;
 	if (!is_tcp_udp(nh))
-		return LB_DROP_ICMP_MALFORMED;
+		return LB_PARSE_NOT_LB;
 
 	info->key.proto = nh;
 	memcpy(info->key.src.b, in + 24, 16);
@@ -275,7 +281,8 @@ parse_icmp6(const uint8_t *icmp, uint32_t avail, struct lb_pkt_info *info)
 		info->flags |= LB_PKT_FRAGMENT;
 		return LB_PARSE_OK;
 	}
-	return quoted_ports(in + off, avail - off, &info->key);
+	return quoted_ports(in + off, avail - off, &info->key) == LB_PARSE_OK ? LB_PARSE_OK
+	                                                                      : LB_PARSE_NOT_LB;
 }
 
 /*
@@ -320,7 +327,8 @@ parse_ip4(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *i
 	if (frag & IP4_DF)
 		info->flags |= LB_PKT_DF;
 	if (frag & (IP4_MF | IP4_OFFSET)) {
-		info->flags |= LB_PKT_FRAGMENT;
+		info->flags |=
+		        (frag & IP4_OFFSET) ? LB_PKT_FRAGMENT | LB_PKT_FRAG_LATER : LB_PKT_FRAGMENT;
 		return is_tcp_udp(proto) ? LB_PARSE_OK : LB_PARSE_NOT_LB;
 	}
 
@@ -375,7 +383,8 @@ parse_ip6(const uint8_t *ip, uint32_t seg, uint32_t avail, struct lb_pkt_info *i
 	}
 	info->key.proto = nh;
 	if (frag != IP6_NOT_FRAG) {
-		info->flags |= LB_PKT_FRAGMENT;
+		info->flags |= frag == IP6_NONFIRST_FRAG ? LB_PKT_FRAGMENT | LB_PKT_FRAG_LATER
+		                                         : LB_PKT_FRAGMENT;
 		return is_tcp_udp(nh) ? LB_PARSE_OK : LB_PARSE_NOT_LB;
 	}
 

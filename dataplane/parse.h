@@ -23,6 +23,7 @@
 #define LB_PKT_FRAGMENT 0x01   /* part of a fragmented datagram: key has no ports */
 #define LB_PKT_ICMP_ERROR 0x02 /* key is the quoted flow, reversed */
 #define LB_PKT_DF 0x04         /* outer IPv4 has Don't Fragment set */
+#define LB_PKT_FRAG_LATER 0x08 /* the packet is a fragment other than the first */
 
 /* lb_pkt_info.tcp_flags (RFC 9293 §3.1) */
 #define LB_TCP_FIN 0x01
@@ -49,7 +50,9 @@ struct lb_pkt_info {
  * Parse one frame.
  *
  * @return LB_PARSE_OK with *info filled; LB_PARSE_NOT_LB for traffic that is not
- *   for the balancer (ARP, other protocols, ICMP that is not an error); or an
+ *   for the balancer (ARP, other protocols, ICMP that is not an error, an ICMP
+ *   error whose quote does not name a TCP/UDP flow: cut before the quoted
+ *   ports, not IP, not TCP/UDP, as bpf/xsk_steer.bpf.c passes them); or an
  *   enum lb_drop_reason for malformed or truncated input. Bytes past len (for
  *   example Ethernet padding beyond the IP length) are never needed.
  */
@@ -66,9 +69,9 @@ int lb_parse(const uint8_t *data, uint32_t len, struct lb_pkt_info *info);
  * IPv6 payload length are checked against frame_len, so info->l3_len may run
  * past the first segment. A header that crosses the segment boundary is
  * reported as truncated (LB_DROP_ETH_TRUNC, LB_DROP_IP4_TRUNC,
- * LB_DROP_IP6_TRUNC, LB_DROP_L4_TRUNC or LB_DROP_ICMP_TRUNC, after the header
- * concerned), even though the frame holds it: the parser never gathers bytes
- * from later segments. Never reads outside [data, data + min(seg_len, frame_len)).
+ * LB_DROP_IP6_TRUNC or LB_DROP_L4_TRUNC, after the header concerned; an ICMP
+ * error's quote cut so is LB_PARSE_NOT_LB), even though the frame holds it: the parser never
+ * gathers bytes from later segments. Never reads outside [data, data + min(seg_len, frame_len)).
  *
  * @return as lb_parse().
  */

@@ -158,10 +158,11 @@ sketch_burst_one(struct lb_sketch *sk, const struct lb_snapshot *s, const struct
 }
 
 /*
- * Answer a packet too big for the tunnel with ICMP, in place; false if we
- * cannot. Rare: kept out of line so that forward() stays small enough to inline.
+ * Answer a packet too big for the tunnel with ICMP, in place: 0, or the drop
+ * reason when we cannot or may not (lb_icmp_may_answer(), the rate limit).
+ * Rare: kept out of line so that forward() stays small enough to inline.
  */
-static __attribute__((noinline, cold)) bool
+static __attribute__((noinline, cold)) unsigned int
 icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
              const struct pkt_state *ps, uint16_t overhead)
 {
@@ -171,17 +172,21 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	uint8_t *hdr;
 
 	if (s->encap.too_big != LB_TOO_BIG_ICMP)
-		return false;
+		return LB_DROP_TOO_BIG;
 	if (af == LB_AF_INET && !(info->flags & LB_PKT_DF))
-		return false; /* the network may fragment it; we do not */
+		return LB_DROP_TOO_BIG; /* the network may fragment it; we do not */
 	if ((af == LB_AF_INET && !s->encap.has_src4) || (af == LB_AF_INET6 && !s->encap.has_src6))
-		return false;
+		return LB_DROP_TOO_BIG;
+	if (!lb_icmp_may_answer(rte_pktmbuf_mtod(m, const uint8_t *), info))
+		return LB_DROP_TOO_BIG;
 	qlen = info->l3_len;
 	if (qlen > lb_icmp_too_big_max_quote(af))
 		qlen = lb_icmp_too_big_max_quote(af);
 	/* The quote must be in the first segment; the rest of a chain is not sent. */
 	if ((uint32_t)info->l2_len + qlen > rte_pktmbuf_data_len(m))
-		return false;
+		return LB_DROP_TOO_BIG;
+	if (!lb_icmp_limit_take(&w->icmp, w->now))
+		return LB_DROP_ICMP_LIMITED;
 	if (m->next != NULL) {
 		struct rte_mbuf *tail = m->next;
 
@@ -198,10 +203,28 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - qlen));
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
 	if (hdr == NULL)
-		return false;
+		return LB_DROP_TOO_BIG;
 	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
 	                      (uint32_t)s->encap.mtu - overhead);
-	return true;
+	return 0;
+}
+
+/*
+ * A packet from a martian source: dropped if it is for a VIP (it must be
+ * neither forwarded nor answered), left to the exception path otherwise (the
+ * host's own traffic, such as DHCP from 0.0.0.0, is the kernel's to judge).
+ */
+static __attribute__((noinline, cold)) int
+martian_verdict(const struct lb_snapshot *s, const struct lb_pkt_info *info)
+{
+	const struct lb_vip *v;
+
+	if (info->flags & LB_PKT_FRAGMENT)
+		v = lb_vip_lookup_frag(s, info->key.af, &info->key.dst, info->key.proto);
+	else
+		v = lb_vip_lookup(s, info->key.af, &info->key.dst, info->key.proto,
+		                  info->key.dport);
+	return v != NULL ? LB_DROP_MARTIAN_SRC : LB_PARSE_OK;
 }
 
 /*
@@ -314,10 +337,12 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	uint8_t *hdr;
 
 	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
-		if (icmp_too_big(w, s, m, ps, overhead))
+		unsigned int why = icmp_too_big(w, s, m, ps, overhead);
+
+		if (why == 0)
 			out->back[out->n_back++] = m;
 		else
-			drop(w, out, m, LB_DROP_TOO_BIG);
+			drop(w, out, m, why);
 		return;
 	}
 	/*
@@ -636,6 +661,12 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		                       rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &ps->info);
 		if (unlikely(ps->verdict != LB_PARSE_OK)) {
 			ps->vip = NULL;
+			uniform = false;
+			continue;
+		}
+		if (unlikely(lb_icmp_martian_src(&info->key))) {
+			ps->verdict = martian_verdict(s, info);
+			ps->vip = NULL; /* either dropped or not for a VIP */
 			uniform = false;
 			continue;
 		}

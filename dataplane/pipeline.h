@@ -18,6 +18,7 @@
 #include "flow_guard.h"
 #include "flow_table.h"
 #include "frag_table.h"
+#include "icmp_limit.h"
 #include "sketch.h"
 #include "snapshot.h"
 
@@ -37,6 +38,7 @@ struct lb_worker {
 	bool has_exception;         /* non-VIP traffic goes to the exception port */
 	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */
 	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */
+	struct lb_icmp_limit icmp;  /* generated ICMP errors; zeroed = no limit */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

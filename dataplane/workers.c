@@ -92,6 +92,12 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		        lb_pipeline_ms_to_ticks(cfg->flows.closing_idle_ms, ticks_per_s);
 		lb_flow_guard_init(&c->w.guard, cfg->flows.new_flow_rate, cfg->flows.new_flow_burst,
 		                   ticks_per_s, 0);
+		if (lb_icmp_limit_init(&c->w.icmp, cfg->icmp.rate_per_sec, cfg->icmp.burst,
+		                       ticks_per_s, (uint32_t)(rte_rdtsc() >> shift)) != 0) {
+			snprintf(err, errlen, "icmp: rate_per_sec %u or burst %u out of range",
+			         cfg->icmp.rate_per_sec, cfg->icmp.burst);
+			return -EINVAL;
+		}
 		memcpy(c->w.src_mac, p->src_mac, 6);
 		c->w.has_exception = p->has_exception;
 		if (cfg->hot.enabled) {

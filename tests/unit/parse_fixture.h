@@ -165,6 +165,7 @@ struct parse_case {
 #define OK LB_PARSE_OK
 #define NOT_LB LB_PARSE_NOT_LB
 #define FRAG LB_PKT_FRAGMENT
+#define LATER LB_PKT_FRAG_LATER /* a fragment other than the first */
 #define ICMPERR LB_PKT_ICMP_ERROR
 #define DF LB_PKT_DF
 

@@ -51,6 +51,8 @@ assert_config_equal(const struct lb_config *a, const struct lb_config *b)
 	assert_int_equal(a->flows.capacity, b->flows.capacity);
 	assert_int_equal(a->flows.tcp_idle_ms, b->flows.tcp_idle_ms);
 	assert_int_equal(a->flows.udp_idle_ms, b->flows.udp_idle_ms);
+	assert_int_equal(a->icmp.rate_per_sec, b->icmp.rate_per_sec);
+	assert_int_equal(a->icmp.burst, b->icmp.burst);
 	assert_int_equal(a->hot.enabled, b->hot.enabled);
 	assert_int_equal(a->hot.window_ms, b->hot.window_ms);
 	assert_true(a->hot.threshold == b->hot.threshold);
@@ -88,6 +90,7 @@ static const char full_config[] =
         "           'too_big': 'drop'},"
         " 'maglev': {'table_size': 251, 'seed': 's3cret seed'},"
         " 'flows': {'capacity': 4096, 'tcp_idle_ms': 1000, 'udp_idle_ms': 500},"
+        " 'icmp': {'rate_per_sec': 7, 'burst': 3},"
         " 'hot': {'enabled': false, 'window_ms': 250, 'threshold': 0.05, 'epsilon': 0.5},"
         " 'vips': ["
         "  {'address': '203.0.113.10', 'port': 443, 'protocol': 'tcp', 'key': 'src_ip',"
@@ -116,6 +119,8 @@ assert_full_config_values(const struct lb_config *c)
 	assert_int_equal(c->flows.capacity, 4096);
 	assert_int_equal(c->flows.tcp_idle_ms, 1000);
 	assert_int_equal(c->flows.udp_idle_ms, 500);
+	assert_int_equal(c->icmp.rate_per_sec, 7);
+	assert_int_equal(c->icmp.burst, 3);
 	assert_false(c->hot.enabled);
 	assert_int_equal(c->hot.window_ms, 250);
 	assert_true(c->hot.threshold == 0.05);
@@ -200,6 +205,9 @@ test_config_defaults(void **state)
 	assert_int_equal(c->flows.capacity, 1u << 20);
 	assert_int_equal(c->flows.tcp_idle_ms, 300000);
 	assert_int_equal(c->flows.udp_idle_ms, 30000);
+	/* The defaults of the ICMP bucket, as docs/operations.md gives them. */
+	assert_int_equal(c->icmp.rate_per_sec, 1000);
+	assert_int_equal(c->icmp.burst, 50);
 	assert_true(c->hot.enabled);
 	assert_int_equal(c->hot.window_ms, 100);
 	assert_true(c->hot.threshold == 0.01);

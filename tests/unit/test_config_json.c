@@ -44,6 +44,7 @@ static const char reference[] =
         " 'flows': {'capacity': 4096, 'tcp_idle_ms': 1000, 'udp_idle_ms': 2000,"
         " 'syn_idle_ms': 700, 'closing_idle_ms': 800, 'new_flow_rate': 5000,"
         " 'new_flow_burst': 900},"
+        " 'icmp': {'rate_per_sec': 1000, 'burst': 50},"
         " 'hot': {'enabled': false, 'window_ms': 50, 'threshold': 0.5, 'epsilon': 0.125},"
         " 'vips': [{'address': '203.0.113.1', 'port': 80, 'protocol': 'tcp', 'key': '5tuple',"
         "           'encap': 'ipip',"
