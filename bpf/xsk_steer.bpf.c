@@ -176,19 +176,21 @@ walk_ip6(void *data, void *data_end, int off, __u8 *proto, __u8 *frag)
  * ICMP errors about a packet a backend sent from a VIP (fragmentation needed, packet too big,
  * time exceeded, unreachable, parameter problem) belong to spillway, which matches them to the
  * flow through the quoted header, as dataplane/parse.c does. off is the ICMP header's offset,
- * proto ICMP or ICMPv6 under the matching IP version. Fills key with the quoted packet's source
- * (the VIP), protocol and source port, *frag when the quoted packet is a later fragment (no
- * ports). Returns false for anything else: informational ICMP (echo, ND), cut short, not TCP/UDP.
+ * l3_end the offset where the outer IP packet ends (the quote is read only before it), proto ICMP
+ * or ICMPv6 under the matching IP version. Fills key with the quoted packet's source (the VIP),
+ * protocol and source port, *frag when the quoted packet is a later fragment (no ports). Returns
+ * false for anything else: informational ICMP (echo, ND), cut short, not TCP/UDP; such an error is
+ * not spillway's, and dataplane/parse.c calls it LB_PARSE_NOT_LB.
  */
 static __always_inline bool
-icmp_error_key(void *data, void *data_end, int off, __u8 proto, struct lb_xsk_vip_key *key,
-               bool *frag)
+icmp_error_key(void *data, void *data_end, int off, int l3_end, __u8 proto,
+               struct lb_xsk_vip_key *key, bool *frag)
 {
 	__u8 *icmp = data + off;
 	__u8 type, inner;
 	__be16 *ports;
 
-	if ((void *)(icmp + 8) > data_end)
+	if ((void *)(icmp + 8) > data_end || off + 8 > l3_end)
 		return false;
 	type = icmp[0];
 	off += 8;
@@ -229,12 +231,13 @@ icmp_error_key(void *data, void *data_end, int off, __u8 proto, struct lb_xsk_vi
 	key->proto = inner;
 	if (*frag) {
 		key->port = 0;
-		return true;
+		return off <= l3_end;
 	}
 	if (off > 0xFFFF)
 		return false;
 	ports = data + off;
-	if ((void *)(ports + 2) > data_end)
+	/* The quote ends with the outer IP packet: Ethernet padding is not quoted. */
+	if ((void *)(ports + 2) > data_end || off + 4 > l3_end)
 		return false;
 	key->port = ports[0]; /* the quoted packet's source port: the VIP's */
 	return true;
@@ -251,7 +254,7 @@ xsk_steer(struct xdp_md *ctx)
 	bool frag = false;
 	__u16 eth_proto;
 	__u8 proto;
-	int off;
+	int off, l3_end;
 
 	if ((void *)(eth + 1) > data_end)
 		return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
@@ -281,6 +284,7 @@ xsk_steer(struct xdp_md *ctx)
 		if (data + off + ihl > data_end)
 			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
 		key.family = LB_XSK_AF_INET;
+		l3_end = off + bpf_ntohs(ip->tot_len);
 		__builtin_memcpy(key.addr, &ip->daddr, 4);
 		proto = ip->protocol;
 		frag = (ip->frag_off & bpf_htons(IP4_MF | IP4_OFFSET)) != 0;
@@ -293,6 +297,7 @@ xsk_steer(struct xdp_md *ctx)
 		if (ip6->version != 6)
 			return count(LB_XSK_CNT_PASS_MALFORMED, XDP_PASS);
 		key.family = LB_XSK_AF_INET6;
+		l3_end = off + (int)sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
 		__builtin_memcpy(key.addr, &ip6->daddr, 16);
 		__u8 f = FRAG_NONE;
 
@@ -308,7 +313,8 @@ xsk_steer(struct xdp_md *ctx)
 	if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && !frag) {
 		bool qfrag = false;
 
-		if (icmp_error_key(data, data_end, off, proto, &key, &qfrag) && is_vip(&key, qfrag))
+		if (icmp_error_key(data, data_end, off, l3_end, proto, &key, &qfrag) &&
+		    is_vip(&key, qfrag))
 			goto steer;
 		return count(LB_XSK_CNT_PASS_NOT_L4, XDP_PASS);
 	}

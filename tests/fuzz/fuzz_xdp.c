@@ -23,9 +23,11 @@
  *    - a fragment the parser accepts is redirected exactly when its address and protocol have a
  *      port-agnostic VIP, else passes as PASS_FRAGMENT (documented: docs/xdp.md, fragments to a
  *      port-specific VIP go to the kernel);
- *    - what the parser calls not for the balancer (LB_PARSE_NOT_LB) is passed;
+ *    - what the parser calls not for the balancer (LB_PARSE_NOT_LB) is passed, ICMP errors whose
+ *      quote names no TCP/UDP flow within the outer IP packet included;
  *    - a frame the parser rejects as malformed may go either way (a redirected one is dropped and
- *      counted by the data path; a passed one is the kernel's to judge);
+ *      counted by the data path; a passed one is the kernel's to judge), but never as an ICMP
+ *      drop reason (icmp_trunc, icmp_malformed: the parser no longer gives them);
  *    the known differences are checked as such (they are not silently allowed): see
  *    KNOWN DIFFERENCES below and docs/fuzzing.md.
  *
@@ -267,7 +269,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(verdict == XDP_PASS, "parser: not for the balancer; XDP redirected it");
 		break;
 	default:
-		break; /* malformed for the data path: either verdict is acceptable */
+		/*
+		 * Malformed for the data path: either verdict is acceptable, but an ICMP
+		 * error is never judged malformed (its quote names a VIP flow, or it is
+		 * not ours and passes, in both).
+		 */
+		FUZZ_CHECK(rc != LB_DROP_ICMP_TRUNC && rc != LB_DROP_ICMP_MALFORMED,
+		           "parser: ICMP error dropped as %d; XDP verdict %u counter %d", rc,
+		           verdict, cnt);
+		break;
 	}
 	g_extra[((unsigned int)cnt * R_MAX + rclass) * K_MAX + known]++;
 	if (known != K_NONE && getenv("SPW_FUZZ_XDP_VERBOSE") != NULL)

@@ -427,6 +427,11 @@ build_icmp_err(struct pkt *p, bool v6, uint8_t type, const uint8_t *vipa, uint8_
 	}
 	if (!later)
 		put(p, l4, (size_t)quoted_l4);
+	/* The outer IPv6 payload length: everything after the fixed header. */
+	if (v6) {
+		p->b[ETH_HLEN + 4] = (uint8_t)((p->len - ETH_HLEN - 40) >> 8);
+		p->b[ETH_HLEN + 5] = (uint8_t)(p->len - ETH_HLEN - 40);
+	}
 }
 
 /*
@@ -470,6 +475,17 @@ test_xsk_steer_icmp_errors(void **state)
 	expect(g_test, &p, p.len, XDP_REDIRECT, LB_XSK_CNT_REDIRECT);
 	build_icmp_err(&p, true, 129, vip6, IP_TCP, 443, 8, false); /* echo reply */
 	expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+
+	/* Ports past the outer IP packet's end (in Ethernet padding) are not quoted. */
+	for (int v6 = 0; v6 < 2; v6++) {
+		uint32_t at = ETH_HLEN + (v6 ? 4 : 2), l3;
+
+		build_icmp_err(&p, v6, v6 ? 2 : 3, v6 ? vip6 : vip4, IP_TCP, 443, 8, false);
+		l3 = (uint32_t)(p.b[at] << 8 | p.b[at + 1]);
+		p.b[at] = (uint8_t)((l3 - 6) >> 8);
+		p.b[at + 1] = (uint8_t)(l3 - 6);
+		expect(g_test, &p, p.len, XDP_PASS, LB_XSK_CNT_PASS_NOT_L4);
+	}
 
 	/* Cut at every length: never a redirect until the quoted ports are whole. */
 	for (int v6 = 0; v6 < 2; v6++) {
