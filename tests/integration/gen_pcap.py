@@ -103,12 +103,16 @@ def make_config(too_big, flow_capacity=262144):
 
 
 class Gen:
-    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True):
+    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False):
         self.jumbo = jumbo
+        self.rules = icmp_rules
         self.r = random.Random(seed)
         self.scale = scale
         self.too_big = too_big
         self.cfg = make_config(too_big, flow_capacity)
+        if icmp_rules:
+            # a bucket the 40-packet run overflows long before it refills
+            self.cfg["icmp"] = {"rate_per_sec": 1, "burst": 8}
         self.seq = 0
         self.events = []      # (time, order, frame bytes, manifest entry)
         self.order = 0
@@ -413,18 +417,20 @@ class Gen:
         # quoted flow from the VIP address but a port no VIP has
         g = dict(f4, vport=9, vi=f4["vi"])
         bad.append((self.icmp_frame(g, self.quote(g)), "no_vip", []))
-        # quoted IPv4 header cut (12 bytes) / quoted L4 cut to 2 bytes
-        bad.append((self.icmp_frame(f4, self.quote(f4, cut=12)), "icmp_trunc", []))
-        bad.append((self.icmp_frame(f4, self.quote(f4, l4len=2)), "icmp_trunc", []))
-        bad.append((self.icmp_frame(f6, self.quote(f6, cut=20), v6type=2), "icmp_trunc", []))
-        bad.append((self.icmp_frame(f6, self.quote(f6, l4len=2), v6type=1), "icmp_trunc", []))
+        # ICMP errors whose quote names no TCP/UDP flow are not the balancer's
+        # (the rule of bpf/xsk_steer.bpf.c): to the exception port, or no_vip.
+        # Quoted IPv4 header cut (12 bytes) / quoted L4 cut to 2 bytes
+        bad.append((self.icmp_frame(f4, self.quote(f4, cut=12)), "no_vip", []))
+        bad.append((self.icmp_frame(f4, self.quote(f4, l4len=2)), "no_vip", []))
+        bad.append((self.icmp_frame(f6, self.quote(f6, cut=20), v6type=2), "no_vip", []))
+        bad.append((self.icmp_frame(f6, self.quote(f6, l4len=2), v6type=1), "no_vip", []))
         # quoting an ICMP echo (not TCP/UDP)
         vip4 = self.cfg["vips"][f4["vi"]]["address"]
         q = bytes(IP(src=vip4, dst=f4["client"]) / ICMP(type=0) / Raw(self.payload(8)))
-        bad.append((self.icmp_frame(f4, q), "icmp_malformed", ["no_vip"]))
+        bad.append((self.icmp_frame(f4, q), "no_vip", []))
         # ICMP header itself cut (type/code/checksum only)
         ip = bytes(IP(src=ROUTER4, dst=vip4, ttl=64, id=4242, proto=1) / Raw(b"\x03\x04\xfc\xfb"))
-        bad.append((self.frame(ip, lbpcap.ETH_P_IP, "02:aa:bb:cc:dd:01"), "icmp_trunc", ["l4_trunc"]))
+        bad.append((self.frame(ip, lbpcap.ETH_P_IP, "02:aa:bb:cc:dd:01"), "no_vip", []))
         for fr, reason, alt in bad:
             self.emit(self.r.random(), fr, {"kind": "icmp-bad", "verdict": "drop", "reason": reason, "alt": alt})
 
@@ -452,6 +458,60 @@ class Gen:
                  "df": df, "verdict": "mtu"}
             et = lbpcap.ETH_P_IPV6 if f["v6"] else lbpcap.ETH_P_IP
             self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), []), e)
+
+    def icmp_rules(self):
+        """The rules of generated ICMP (RFC 4443 §2.4, RFC 1812 §4.3.2.7-8, §5.3.7).
+
+        40 oversized DF packets in a row, in established IPv4 flows: with the
+        bucket of the config (icmp.burst, icmp.rate_per_sec) only the first
+        burst are answered, check_pcap.py works the rest out. Oversized ICMP
+        errors about VIP flows: never answered (too_big). Packets to a VIP from
+        martian sources: dropped (martian_src), oversized ones included."""
+        r = self.r
+        f4s = [f for f in self.flows if not f["v6"] and f["vi"] == 0]
+        t = max(f["tend"] for f in self.flows) + 0.01
+        for k in range(40):
+            f = r.choice(f4s)
+            vip = self.cfg["vips"][0]
+            l4 = 20 if f["proto"] == 6 else 8
+            ip = self.ip_l4(f["client"], vip["address"], f["proto"], f["cport"], f["vport"], f["tos"],
+                            True, self.payload(1481 - 20 - l4), tcp_flags="PA")
+            e = {"kind": "oversize", "vip": 0, "group": f["group"], "flow": f["fid"], "size": 1481,
+                 "df": True, "verdict": "mtu"}
+            self.emit(t + k * 1e-6, self.frame(ip, lbpcap.ETH_P_IP, self.mac_of(f["client"]), []), e)
+        fl = [f for f in self.flows if lbpcap.usable_backends(self.cfg["vips"][f["vi"]])]
+        # an ICMPv6 error (and an IPv4 one with DF) about a VIP flow, too big to tunnel
+        f6 = next(f for f in fl if f["v6"])
+        f4 = next(f for f in fl if not f["v6"])
+        for f, ty in ((f6, 1), (f6, 2), (f4, (3, 4))):
+            q = self.quote(f) + self.payload(1500)
+            if f["v6"]:
+                fr = self.icmp_frame(f, q[:1500 - 48], v6type=ty)
+            else:
+                ip = bytes(IP(src=ROUTER4, dst=self.cfg["vips"][f["vi"]]["address"], ttl=64, flags="DF") /
+                           ICMP(type=3, code=4, nexthopmtu=1400) / Raw(q[:1500 - 28]))
+                fr = self.frame(ip, lbpcap.ETH_P_IP, "02:aa:bb:cc:dd:01")
+            self.emit(f["tend"] + 0.001, fr, {"kind": "icmp-bad", "verdict": "drop", "reason": "too_big"})
+        # martian sources to a VIP
+        vip0 = self.cfg["vips"][0]
+        vip6 = next(v for v in self.cfg["vips"] if ":" in v["address"] and lbpcap.usable_backends(v))
+        mac = "02:77:77:77:77:77"
+        for src in ("0.0.0.0", "0.1.2.3", "127.0.0.1", "224.0.0.1", "240.0.0.9", "255.255.255.255"):
+            for size in (60, 1481):
+                ip = self.ip_l4(src, vip0["address"], 6, r.randrange(1024, 65536), vip0["port"] or 80, 0, True,
+                                self.payload(size - 40))
+                m = "m%d" % len(self.events)
+                self.emit(r.random(), self.frame(ip, lbpcap.ETH_P_IP, mac),
+                          {"kind": "martian", "vip": 0, "group": m, "flow": m, "verdict": "drop",
+                           "reason": "martian_src"})
+        for src in ("::", "::1", "ff02::1"):
+            proto = lbpcap.PROTO_NUM[vip6["protocol"]]
+            ip = self.ip_l4(src, vip6["address"], proto, r.randrange(1024, 65536), vip6["port"] or 80, 0, True,
+                            self.payload(40))
+            m = "m%d" % len(self.events)
+            self.emit(r.random(), self.frame(ip, lbpcap.ETH_P_IPV6, mac),
+                      {"kind": "martian", "vip": self.cfg["vips"].index(vip6), "group": m, "flow": m,
+                       "verdict": "drop", "reason": "martian_src"})
 
     def novip(self):
         r = self.r
@@ -613,6 +673,8 @@ class Gen:
         self.oversize()
         self.novip()
         self.malformed()
+        if self.rules:
+            self.icmp_rules()
 
         self.events.sort(key=lambda e: (e[0], e[1]))
         os.makedirs(outdir, exist_ok=True)
@@ -705,13 +767,16 @@ def main():
                          "the number of flows unless evictions are wanted")
     ap.add_argument("--no-jumbo", action="store_true",
                     help="no oversize frames above 2 KiB (multi-segment mbufs)")
+    ap.add_argument("--icmp-rules", action="store_true",
+                    help="a small ICMP bucket, a run of oversized packets, oversized ICMP errors, "
+                         "martian sources")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
     if a.bad_configs:
         write_bad_configs(a.outdir)
     else:
-        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo).run(a.outdir)
+        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules).run(a.outdir)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,9 @@ replay main
 # small scale, too-big packets dropped, and a flow table small enough to evict
 replay toobig-drop --scale 0.1 --too-big drop --seed $((SEED + 1)) --flow-capacity 64 --no-jumbo
 EXC=1 replay exception-port --scale 0.1 --seed $((SEED + 2)) --no-jumbo
+# the rules of generated ICMP: a bucket of 8 at 1/s against a run of 40
+# oversized packets, oversized ICMP errors never answered, martian sources dropped
+replay icmp-rules --scale 0.1 --seed $((SEED + 3)) --no-jumbo --icmp-rules
 
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"
