@@ -295,8 +295,13 @@ check_info(int rc, const struct lb_pkt_info *info, uint32_t frame_len)
 	           frame_len);
 	FUZZ_CHECK(info->l3_len >= (k->af == LB_AF_INET ? 20 : 40), "l3_len %u", info->l3_len);
 	FUZZ_CHECK(k->pad[0] == 0 && k->pad[1] == 0 && info->pad == 0, "padding not zero");
-	FUZZ_CHECK((info->flags & ~(LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR | LB_PKT_DF)) == 0,
+	FUZZ_CHECK((info->flags &
+	            ~(LB_PKT_FRAGMENT | LB_PKT_ICMP_ERROR | LB_PKT_DF | LB_PKT_FRAG_LATER)) == 0,
 	           "flags %#x", info->flags);
+	/* A later fragment is a fragment, of the packet itself (not of a quote). */
+	if (info->flags & LB_PKT_FRAG_LATER)
+		FUZZ_CHECK((info->flags & LB_PKT_FRAGMENT) && !(info->flags & LB_PKT_ICMP_ERROR),
+		           "flags %#x", info->flags);
 	if (k->af == LB_AF_INET)
 		FUZZ_CHECK(memcmp(k->src.b + 4, zero, 12) == 0 &&
 		                   memcmp(k->dst.b + 4, zero, 12) == 0,
