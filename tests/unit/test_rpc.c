@@ -204,6 +204,45 @@ test_rpc_big_ids_echoed(void **state)
 	}
 }
 
+/*
+ * A token that starts like a number too large for Jansson but is not a JSON
+ * number (RFC 8259, 6: -? int frac? exp?, no leading zeros, no '+', nothing
+ * after it) makes the line invalid JSON: -32700 with id null, never an id
+ * echoed (which would make the reply invalid JSON too).
+ */
+static void
+test_rpc_big_id_malformed_numbers(void **state)
+{
+	static const char *const ids[] = {
+	        "111111111111111111111-1111111111111111144",
+	        "99999999999999999999e",
+	        "99999999999999999999.",
+	        "99999999999999999999.e5",
+	        "099999999999999999999",
+	        "-099999999999999999999",
+	        "99999999999999999999-",
+	        "--99999999999999999999",
+	        "99999999999999999999ee1",
+	        "99999999999999999999e+",
+	        "1e400.5",
+	};
+	struct fake *f = *state;
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		char line[256];
+		json_t *r;
+
+		snprintf(line, sizeof(line),
+		         "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"version\"}", ids[i]);
+		r = rpc_raw(f, line, strlen(line));
+		if (r == NULL)
+			fail_msg("id %s: no reply", ids[i]);
+		assert_error(r, -32700, "parse error");
+		assert_id(r, "null");
+		json_decref(r);
+	}
+}
+
 /* In a batch, each call's id comes back with its own reply, in order; calls run as usual. */
 static void
 test_rpc_big_ids_batch(void **state)
@@ -569,6 +608,7 @@ main(void)
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_ids_echoed);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_ids_echoed);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_ids_batch);
+	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_id_malformed_numbers);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_big_numbers_elsewhere);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_notifications);
 	tests[n++] = (struct CMUnitTest)RPC_TEST(test_rpc_nul_byte);
