@@ -369,17 +369,32 @@ refused_line(const char *line, size_t len, const json_error_t *je)
 	json_t *again;
 
 	if (json_error_code(je) == json_error_numeric_overflow) {
-		/* Integers read as doubles: whether the rest of the line is JSON. */
-		again = json_loadb(line, len, PARSE_FLAGS | JSON_DECODE_INT_AS_REAL, &je2);
-		json_decref(again);
-		if (again != NULL || json_error_code(&je2) == json_error_numeric_overflow) {
+		char *copy;
+		size_t clen;
+		int n = lb_rpc_without_big_numbers(line, len, &copy, &clen);
+		bool valid;
+
+		/* With every well-formed number Jansson refuses replaced: is the rest JSON? */
+		if (n > 0) {
+			again = json_loadb(copy, clen, PARSE_FLAGS, &je2);
+			free(copy);
+			valid = again != NULL;
+			json_decref(again);
+		} else {
+			valid = n < 0; /* out of memory: taken as valid, as before the copy */
+		}
+		if (valid) {
 			snprintf(msg, sizeof(msg),
 			         "invalid request: number out of range (at byte %d): an integer "
 			         "must fit in 64 bits, a real in a double",
 			         je->position);
 			return lb_rpc_error_reply(LB_RPC_ERR_INVALID_REQUEST, msg);
 		}
-		je = &je2;
+		/* Not JSON: the first fault after the numbers, read as doubles, where it is. */
+		again = json_loadb(line, len, PARSE_FLAGS | JSON_DECODE_INT_AS_REAL, &je2);
+		json_decref(again);
+		if (again == NULL && json_error_code(&je2) != json_error_numeric_overflow)
+			je = &je2;
 	}
 	snprintf(msg, sizeof(msg), "parse error: %s (at byte %d)", je->text, je->position);
 	return lb_rpc_error_reply(LB_RPC_ERR_PARSE, msg);

@@ -74,13 +74,55 @@ skip_value(const char *p, const char *end)
 	return NULL;
 }
 
-/* A number token Jansson refuses as too large. */
+/*
+ * p[0..n) is exactly one JSON number (RFC 8259, 6):
+ * -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+ */
+static bool
+json_number(const char *p, size_t n)
+{
+	const char *end = p + n;
+
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		return false;
+	if (p < end && *p == '.') {
+		if (++p >= end || *p < '0' || *p > '9')
+			return false;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		if (++p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return false;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	return p == end;
+}
+
+/*
+ * A number token Jansson refuses as too large. Jansson reports the overflow
+ * of a leading number before it looks at what follows, so the token's own
+ * grammar is checked first: anything else is left to Jansson to reject.
+ */
 static bool
 overflows(const char *p, size_t n)
 {
 	json_error_t je;
-	json_t *v = json_loadb(p, n, JSON_DECODE_ANY, &je);
+	json_t *v;
 
+	if (!json_number(p, n))
+		return false;
+	v = json_loadb(p, n, JSON_DECODE_ANY, &je);
 	if (v != NULL) {
 		json_decref(v);
 		return false;
@@ -176,6 +218,51 @@ lb_rpc_big_ids(const char *line, size_t len, struct lb_rpc_big_id *ids, size_t m
 	*out = s;
 	*outlen = o;
 	return (int)n;
+}
+
+int
+lb_rpc_without_big_numbers(const char *line, size_t len, char **out, size_t *outlen)
+{
+	const char *p = line, *end = line + len;
+	size_t o = 0;
+	int n = 0;
+	char *s;
+
+	*out = NULL;
+	*outlen = 0;
+	/* Each replacement ("0") is no longer than what it replaces. */
+	s = malloc(len + 1);
+	if (s == NULL)
+		return -ENOMEM;
+	while (p < end) {
+		const char *t = p;
+
+		if (*p == '"') {
+			p = skip_string(p, end);
+			if (p == NULL)
+				p = end;
+		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			while (p < end && number_char(*p))
+				p++;
+			if (overflows(t, (size_t)(p - t))) {
+				s[o++] = '0';
+				n++;
+				continue;
+			}
+		} else {
+			p++;
+		}
+		memcpy(s + o, t, (size_t)(p - t));
+		o += (size_t)(p - t);
+	}
+	if (n == 0) {
+		free(s);
+		return 0;
+	}
+	s[o] = '\0';
+	*out = s;
+	*outlen = o;
+	return n;
 }
 
 char *

@@ -30,6 +30,17 @@ int lb_rpc_big_ids(const char *line, size_t len, struct lb_rpc_big_id *ids, size
                    size_t *outlen);
 
 /**
+ * A copy of the line with every number token (outside strings, anywhere in
+ * the document) that is a well-formed JSON number Jansson refuses replaced by
+ * 0: whether the line is valid JSON then depends on Jansson's reading of the
+ * copy alone. *out is malloc'd and NUL-terminated (*outlen bytes), for the
+ * caller to free.
+ *
+ * @return how many numbers were replaced (none: *out is NULL), or -ENOMEM.
+ */
+int lb_rpc_without_big_numbers(const char *line, size_t len, char **out, size_t *outlen);
+
+/**
  * Text of reply (a compact dump beginning {"jsonrpc":"2.0","id":null,) with
  * the null id replaced by the len bytes of raw.
  *

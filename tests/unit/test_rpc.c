@@ -237,6 +237,9 @@ test_rpc_big_id_malformed_numbers(void **state)
 		r = rpc_raw(f, line, strlen(line));
 		if (r == NULL)
 			fail_msg("id %s: no reply", ids[i]);
+		if (json_integer_value(json_object_get(json_object_get(r, "error"), "code")) !=
+		    -32700)
+			fail_msg("id %s: reply is not -32700", ids[i]);
 		assert_error(r, -32700, "parse error");
 		assert_id(r, "null");
 		json_decref(r);
