@@ -29,7 +29,8 @@ DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_mal
                 "tx_full", "martian_src", "icmp_limited"]
 TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_sent", "exception",
               "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors",
-              "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions"]
+              "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions",
+              "flow_unpinned", "flow_rate_limited"]
 
 # Spread tolerance. Maglev with M = 65537 slots gives each backend a table share
 # within ~0.1% of w/W for these few backends, so what varies is sampling: with n
@@ -509,10 +510,13 @@ class Checker:
         # An evicted flow that comes back misses again (and is counted new again).
         ev = g("flow_evictions")
         self.evictions = ev
-        if not n_keys_nofrag <= g("flow_misses") <= n_keys + nb + ev:
+        # A packet of a flow left without an entry (its bucket full of
+        # established flows, or over the new-flow rate) misses every time.
+        unpinned = g("flow_unpinned") + g("flow_rate_limited")
+        if not n_keys_nofrag <= g("flow_misses") <= n_keys + nb + ev + unpinned:
             self.fail("stats: flow_misses %d, expected %d new flows (%d without fragment keys; "
-                      "+ up to %d no_backend lookups + %d evictions)" % (
-                          g("flow_misses"), n_keys, n_keys_nofrag, nb, ev))
+                      "+ up to %d no_backend lookups + %d evictions + %d packets without an entry)" % (
+                          g("flow_misses"), n_keys, n_keys_nofrag, nb, ev, unpinned))
         lookups = g("flow_hits") + g("flow_misses")
         lo = n_fwd - (frag_fwd if frag_fwd else 0)
         # icmp_limited packets looked their flows up as well
