@@ -112,7 +112,11 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="spw-mutate.")
     src, build, log = os.path.join(work, "src"), os.path.join(work, "build"), os.path.join(work, "log")
     print("scratch copy: %s (log: %s)" % (work, log))
-    if not os.path.isdir(src):
+    if os.path.isdir(src):
+        print("reusing the copy in %s as it was made (%s): remove it to test the current tree"
+              % (src, time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(src)))),
+              flush=True)
+    else:
         files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                                cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
         for f in files:
