@@ -273,20 +273,16 @@ lb_telemetry_vip_find(const struct lb_tele_dir *d, const char *sel)
 	return -ENOENT;
 }
 
-/* The callbacks: each holds g_tele.lock throughout. */
+/* The commands' bodies: run by dispatch() below, under g_tele.lock, attached. */
 
 static int
-cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_stats(const char *params, struct rte_tel_data *d)
 {
 	uint64_t tot[LB_TELE_N_FIELDS] = {0}, drops[LB_DROP__COUNT] = {0}, dropped = 0;
 	struct rte_tel_data *dd;
 	int rc = -ENODEV;
 
-	(void)cmd;
 	(void)params;
-	pthread_mutex_lock(&g_tele.lock);
-	if (g_tele.cores == NULL)
-		goto out;
 	dd = rte_tel_data_alloc();
 	if (dd == NULL) {
 		rc = -ENOMEM;
@@ -312,22 +308,16 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_container(d, "drops", dd, 0);
 	rc = 0;
 out:
-	pthread_mutex_unlock(&g_tele.lock);
 	return rc;
 }
 
 static int
-cmd_vips(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_vips(const char *params, struct rte_tel_data *d)
 {
 	const struct lb_tele_dir *dir = &g_tele.dir;
 	char id[16];
-	int rc = -ENODEV;
 
-	(void)cmd;
 	(void)params;
-	pthread_mutex_lock(&g_tele.lock);
-	if (g_tele.cores == NULL)
-		goto out;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < dir->n_vips && i < LB_TELE_MAX_DICT; i++) {
 		snprintf(id, sizeof(id), "%u", dir->vips[i].id);
@@ -335,10 +325,7 @@ cmd_vips(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	if (dir->n_vips > LB_TELE_MAX_DICT)
 		rte_tel_data_add_dict_u64(d, "omitted", dir->n_vips - LB_TELE_MAX_DICT);
-	rc = 0;
-out:
-	pthread_mutex_unlock(&g_tele.lock);
-	return rc;
+	return 0;
 }
 
 /* Per-backend columns of one VIP: one array per field. */
@@ -384,17 +371,13 @@ backend_obj(const struct lb_core_counters *c, uint16_t id)
 }
 
 static int
-cmd_vip(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_vip(const char *params, struct rte_tel_data *d)
 {
 	struct rte_tel_data *col[N_COLS] = {NULL};
 	const struct lb_tele_vip *v;
 	struct lb_obj_counters s;
 	int rc = -ENODEV, i;
 
-	(void)cmd;
-	pthread_mutex_lock(&g_tele.lock);
-	if (g_tele.cores == NULL)
-		goto out;
 	i = lb_telemetry_vip_find(&g_tele.dir, params);
 	if (i < 0) {
 		rc = i;
@@ -438,24 +421,19 @@ cmd_vip(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rc = 0;
 out:
-	pthread_mutex_unlock(&g_tele.lock);
 	for (int k = 0; k < N_COLS; k++)
 		rte_tel_data_free(col[k]);
 	return rc;
 }
 
 static int
-cmd_cores(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_cores(const char *params, struct rte_tel_data *d)
 {
 	struct rte_tel_data *col[LB_TELE_N_FIELDS + 3] = {NULL};
 	const unsigned int n_col = LB_TELE_N_FIELDS + 3; /* + lcore, dropped, snapshot_gen */
 	int rc = -ENODEV;
 
-	(void)cmd;
 	(void)params;
-	pthread_mutex_lock(&g_tele.lock);
-	if (g_tele.cores == NULL)
-		goto out;
 	for (unsigned int k = 0; k < n_col; k++) {
 		col[k] = rte_tel_data_alloc();
 		if (col[k] == NULL) {
@@ -485,24 +463,19 @@ cmd_cores(const char *cmd, const char *params, struct rte_tel_data *d)
 	memset(col, 0, sizeof(col)); /* owned by d now */
 	rc = 0;
 out:
-	pthread_mutex_unlock(&g_tele.lock);
 	for (unsigned int k = 0; k < n_col; k++)
 		rte_tel_data_free(col[k]);
 	return rc;
 }
 
 static int
-cmd_hot(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_hot(const char *params, struct rte_tel_data *d)
 {
 	const struct lb_tele_hot *h = &g_tele.hot;
 	struct rte_tel_data *vip = NULL, *key = NULL, *share = NULL, *reps = NULL, *pin = NULL;
 	int rc = -ENODEV;
 
-	(void)cmd;
 	(void)params;
-	pthread_mutex_lock(&g_tele.lock);
-	if (g_tele.cores == NULL)
-		goto out;
 	vip = rte_tel_data_alloc();
 	key = rte_tel_data_alloc();
 	share = rte_tel_data_alloc();
@@ -542,7 +515,6 @@ cmd_hot(const char *cmd, const char *params, struct rte_tel_data *d)
 	vip = key = share = reps = pin = NULL;
 	rc = 0;
 out:
-	pthread_mutex_unlock(&g_tele.lock);
 	rte_tel_data_free(vip);
 	rte_tel_data_free(key);
 	rte_tel_data_free(share);
@@ -553,7 +525,7 @@ out:
 
 static const struct {
 	const char *cmd;
-	telemetry_cb fn;
+	int (*fn)(const char *params, struct rte_tel_data *d);
 	const char *help;
 } cmds[] = {
         /* Help texts stay under RTE_TEL_MAX_STRING_LEN (128) or registration fails. */
@@ -569,6 +541,26 @@ static const struct {
          "Hot keys: controller counters, active overrides in key_* columns. No parameters."},
 };
 
+/*
+ * The one callback registered for every command: under g_tele.lock, the
+ * command's body while attached; -ENODEV once detached (DPDK 22.11 cannot
+ * unregister a command).
+ */
+static int
+dispatch(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc = -ENODEV;
+
+	pthread_mutex_lock(&g_tele.lock);
+	for (size_t i = 0; g_tele.cores != NULL && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmds[i].cmd, cmd) == 0) {
+			rc = cmds[i].fn(params, d);
+			break;
+		}
+	pthread_mutex_unlock(&g_tele.lock);
+	return rc;
+}
+
 int
 lb_telemetry_attach(const struct lb_core_counters *const *cores, const unsigned int *lcores,
                     unsigned int n_cores)
@@ -578,7 +570,7 @@ lb_telemetry_attach(const struct lb_core_counters *const *cores, const unsigned 
 	pthread_mutex_lock(&g_tele.lock);
 	if (!g_tele.registered) {
 		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]) && rc == 0; i++)
-			rc = rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].fn, cmds[i].help);
+			rc = rte_telemetry_register_cmd(cmds[i].cmd, dispatch, cmds[i].help);
 		/* A partial registration stays: DPDK cannot take commands back, and
 		 * the registered ones answer null while detached. */
 		g_tele.registered = rc == 0;
