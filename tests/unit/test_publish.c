@@ -22,6 +22,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "config.h"
+#include "config_fixture.h"
 #include "eal.h"
 #include "publish.h"
 
@@ -59,16 +60,7 @@ on_alarm(int sig)
 static struct lb_config *
 config(void)
 {
-	json_error_t je;
-	json_t *root = json_loads(CFG, 0, &je);
-	char err[256];
-	struct lb_config *c;
-
-	assert_non_null(root);
-	c = lb_config_from_json(root, err, sizeof(err));
-	json_decref(root);
-	assert_non_null(c);
-	return c;
+	return load_ok(CFG);
 }
 
 /* The running configuration with the first backend's weight set to w. */

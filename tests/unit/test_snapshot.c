@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_fixture.h"
 #include "override.h"
 #include "snapshot_build.h"
 
@@ -122,24 +123,9 @@ distinct_tables(struct lb_snapshot *const *s, unsigned int n)
 }
 
 static struct lb_config *
-config_from(const char *text)
-{
-	json_error_t je;
-	json_t *root = json_loads(text, 0, &je);
-	char err[256];
-	struct lb_config *c;
-
-	assert_non_null(root);
-	c = lb_config_from_json(root, err, sizeof(err));
-	json_decref(root);
-	assert_non_null(c);
-	return c;
-}
-
-static struct lb_config *
 config(void)
 {
-	return config_from(CFG);
+	return load_ok(CFG);
 }
 
 static size_t
@@ -273,7 +259,7 @@ test_snapshot_no_overrides_is_empty(void **state)
 static void
 test_snapshot_shares_tables_and_frees_the_unreferenced(void **state)
 {
-	struct lb_config *c = config_from(CFG3);
+	struct lb_config *c = load_ok(CFG3);
 	char err[256];
 	struct lb_snapshot *s[3], *fresh;
 	const uint16_t *changed0, *changed1, *first0;
@@ -340,7 +326,7 @@ test_snapshot_shares_tables_and_frees_the_unreferenced(void **state)
 static void
 test_snapshot_rebuild_without_change_allocates_no_table(void **state)
 {
-	struct lb_config *c = config_from(CFG3);
+	struct lb_config *c = load_ok(CFG3);
 	char err[256];
 	struct lb_snapshot *s1, *s2;
 
@@ -382,7 +368,7 @@ test_snapshot_threads_give_the_same_tables(void **state)
 		p += sprintf(p, "]}");
 	}
 	sprintf(p, "]}");
-	c = config_from(text);
+	c = load_ok(text);
 	one = lb_snapshot_build_par(c, 1, NULL, NULL, 0, 1, err, sizeof(err));
 	four = lb_snapshot_build_par(c, 1, NULL, NULL, 0, 4, err, sizeof(err));
 	assert_non_null(one);
