@@ -162,7 +162,8 @@ entry_encode(struct vip_text *e, const struct lb_cfg_vip *v)
 		e->be = NULL;
 		return -ENOMEM;
 	}
-	memcpy(e->be, v->backends, v->n_backends * sizeof(*e->be));
+	if (v->n_backends != 0) /* a VIP without backends may have no array */
+		memcpy(e->be, v->backends, v->n_backends * sizeof(*e->be));
 	e->vip = *v;
 	e->vip.backends = e->be;
 	return 0;

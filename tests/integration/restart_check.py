@@ -58,6 +58,7 @@ def start(tag, sock):
                           "--log-level", "lib.*:warning", "--vdev=net_null%s" % 0,
                           "--", "--config", CONFIG, "--state", STATE, "--control", sock],
                          stdout=log, stderr=subprocess.STDOUT)
+    p.log = log.name
     procs.append(p)
     for _ in range(200):
         if p.poll() is not None:
@@ -234,7 +235,7 @@ def main():
               (rnd, n_tables))
         stop = threading.Event()
         kill_after = rng.uniform(0.05, 0.6)
-        threading.Timer(kill_after, lambda: (os.kill(p.pid, signal.SIGKILL), stop.set())).start()
+        threading.Timer(kill_after, lambda: (p.send_signal(signal.SIGKILL), stop.set())).start()
         pending = []
         changes.begin_round()
         try:
@@ -255,7 +256,8 @@ def main():
         p.wait()
         c.close()
         if p.returncode != -signal.SIGKILL:
-            fail("round %d: daemon ended with %s, not SIGKILL" % (rnd, p.returncode))
+            fail("round %d: daemon ended with %s, not SIGKILL; its log ends:\n%s" %
+                 (rnd, p.returncode, open(p.log).read()[-4000:]))
         try:
             st = json.load(open(STATE))
         except (OSError, ValueError) as e:

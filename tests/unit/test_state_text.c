@@ -125,7 +125,7 @@ static void
 check_equal(struct lb_state_text *st, const json_t *doc, unsigned int expect_encoded)
 {
 	char err[ERR_LEN];
-	struct lb_config *cfg = lb_config_from_json(doc, err, sizeof(err));
+	struct lb_config *cfg = lb_config_from_json(doc, err, sizeof(err)), *clone;
 	json_t *ref_doc;
 	char *ref, *text = NULL;
 	size_t len = 0;
@@ -137,7 +137,14 @@ check_equal(struct lb_state_text *st, const json_t *doc, unsigned int expect_enc
 	assert_non_null(ref_doc);
 	ref = json_dumps(ref_doc, JSON_INDENT(2));
 	assert_non_null(ref);
-	assert_int_equal(lb_state_text_encode(st, cfg, &text, &len, &encoded), 0);
+	/*
+	 * The daemon encodes clones (lb_config_clone), which hold no backend
+	 * array at all for a VIP without backends.
+	 */
+	clone = lb_config_clone(cfg);
+	assert_non_null(clone);
+	assert_int_equal(lb_state_text_encode(st, clone, &text, &len, &encoded), 0);
+	lb_config_free(clone);
 	assert_int_equal(len, strlen(ref) + 1);
 	assert_memory_equal(text, ref, strlen(ref));
 	assert_int_equal(text[len - 1], '\n');
@@ -176,6 +183,34 @@ test_empty_and_one(void **state)
 	json_decref(doc);
 }
 
+/*
+ * A VIP whose last backend was removed: no backend array at all
+ * (backends NULL, n_backends 0), encoded as "backends": [] and cached like
+ * any other; adding a backend back encodes it anew.
+ */
+static void
+test_vip_without_backends(void **state)
+{
+	struct lb_state_text *st = lb_state_text_new();
+	json_t *doc = base_doc(), *vips = json_object_get(doc, "vips");
+	json_t *v = new_vip();
+
+	(void)state;
+	assert_non_null(st);
+	json_object_set_new(v, "backends", json_array());
+	json_array_append_new(vips, v);
+	json_array_append_new(vips, new_vip());
+	check_equal(st, doc, 2);
+	check_equal(st, doc, 0);
+	json_array_append_new(json_object_get(v, "backends"),
+	                      json_pack("{s:s}", "address", "10.3.0.1"));
+	check_equal(st, doc, 1);
+	json_array_clear(json_object_get(v, "backends"));
+	check_equal(st, doc, 1);
+	lb_state_text_free(st);
+	json_decref(doc);
+}
+
 /* 400 seeded changes on up to ~60 VIPs: always Jansson's bytes, only changed VIPs encoded. */
 static void
 test_changes_match_jansson(void **state)
@@ -204,6 +239,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_empty_and_one),
+	        cmocka_unit_test(test_vip_without_backends),
 	        cmocka_unit_test(test_changes_match_jansson),
 	};
 
