@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Ethernet device and mempool set-up for spillwayd. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,23 @@ lb_port_pool_create(uint16_t n_ports, uint16_t n_queues)
 	                               (int)rte_socket_id());
 }
 
+/*
+ * Devices that spread flows over their queues without RSS: the af_packet PMD
+ * joins its queues' sockets in a PACKET_FANOUT_HASH group (the kernel's flow
+ * hash picks the queue), and a memif peer picks the queue of each packet
+ * itself, as a NIC's RSS would.
+ */
+bool
+lb_port_spreads_itself(const char *driver_name)
+{
+	static const char *const spreading[] = {"net_af_packet", "net_memif"};
+
+	for (size_t i = 0; driver_name != NULL && i < RTE_DIM(spreading); i++)
+		if (strcmp(driver_name, spreading[i]) == 0)
+			return true;
+	return false;
+}
+
 int
 lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err, size_t errlen)
 {
@@ -50,7 +68,7 @@ lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *
 		         info.max_tx_queues);
 		return -EINVAL;
 	}
-	if (n_queues > 1) {
+	if (n_queues > 1 && !lb_port_spreads_itself(info.driver_name)) {
 		if (info.flow_type_rss_offloads == 0) {
 			snprintf(err, errlen,
 			         "port %u (%s): no RSS, so %u workers cannot share it; run one "

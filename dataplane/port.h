@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Port set-up: every DPDK port EAL was given (PMD or vdev) gets one RX and one
- * TX queue per worker, RSS across them when there is more than one worker, and
- * a shared mbuf pool. Start-up and shutdown only; nothing here runs per packet.
+ * TX queue per worker, RSS across them when there is more than one worker
+ * (or the device's own spreading: af_packet's fanout, a memif peer), and a
+ * shared mbuf pool. Start-up and shutdown only; nothing here runs per packet.
  */
 #ifndef LB_PORT_H
 #define LB_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -20,6 +22,12 @@
  */
 int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err,
                   size_t errlen);
+
+/**
+ * True for the drivers that spread flows over several queues without RSS
+ * (net_af_packet: PACKET_FANOUT_HASH; net_memif: the peer picks the queue).
+ */
+bool lb_port_spreads_itself(const char *driver_name);
 
 /** Stop and close a port (flushes a net_pcap TX file). */
 void lb_port_close(uint16_t port);
