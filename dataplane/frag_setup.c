@@ -14,7 +14,8 @@ lb_frag_table_create(uint32_t capacity, uint32_t timeout)
 	struct lb_frag_table *t;
 	uint32_t n = 1;
 
-	if (capacity == 0 || capacity > (1u << 24) || timeout == 0) {
+	if (capacity == 0 || capacity > (1u << 24) || timeout == 0 ||
+	    timeout > LB_FRAG_MAX_TIMEOUT) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -2,8 +2,9 @@
 /*
  * The fragment table (frag_table.h): a fragment's header reading and the
  * record / find calls the pipeline makes for fragments only (creation is in
- * frag_setup.c). Ages are
- * unsigned differences of 32-bit ticks, correct for any age below 2^32 ticks.
+ * frag_setup.c), and the sweep that clears aged-out records. Ages are
+ * unsigned differences of 32-bit ticks, correct for any age below 2^32 ticks;
+ * the sweep keeps every record below that (frag_table.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -161,4 +162,26 @@ lb_frag_find(const struct lb_frag_table *t, const struct lb_hash_key *hk,
 		}
 	}
 	return -ENOENT;
+}
+
+void
+lb_frag_table_sweep(struct lb_frag_table *t, uint32_t now)
+{
+	const uint32_t moved = now - t->clock;
+	const uint32_t n_buckets = t->mask + 1;
+	uint32_t visit = moved < LB_FRAG_SWEEP_MAX ? moved : LB_FRAG_SWEEP_MAX;
+
+	t->clock = now;
+	if (moved >= t->timeout) /* every record is older than the move: none is live */
+		visit = n_buckets;
+	if (visit > n_buckets)
+		visit = n_buckets;
+	for (uint32_t i = 0; i < visit; i++) {
+		struct lb_frag_entry *b = &t->e[(size_t)t->sweep * LB_FRAG_WAYS];
+
+		for (int j = 0; j < LB_FRAG_WAYS; j++)
+			if (b[j].used && !live(t, &b[j], now))
+				b[j].used = 0;
+		t->sweep = (t->sweep + 1) & t->mask;
+	}
 }

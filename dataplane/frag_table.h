@@ -43,7 +43,23 @@ struct lb_frag_table {
 	struct lb_frag_entry *e; /* n_buckets * LB_FRAG_WAYS */
 	uint32_t mask;           /* n_buckets - 1 */
 	uint32_t timeout;        /* ticks an entry lives */
+	uint32_t clock;          /* the tick of the last lb_frag_table_advance() */
+	uint32_t sweep;          /* the next bucket the sweep visits */
 };
+
+/*
+ * Ages are unsigned 32-bit differences, so a record left alone for 2^32
+ * ticks (about 50 days of 1 ms ticks) would look young again. The sweep
+ * keeps that from happening: each clock move visits one bucket per tick
+ * moved (at most LB_FRAG_SWEEP_MAX per call) and clears the records that
+ * aged out, and a move of at least the timeout clears every record (none
+ * can be live). A bucket is visited at least once every
+ * n_buckets * timeout / LB_FRAG_SWEEP_MAX ticks: at most 2^22 buckets and
+ * a timeout of at most LB_FRAG_MAX_TIMEOUT keep that under 2^31, so no
+ * record reaches an age of 2^32 ticks.
+ */
+#define LB_FRAG_SWEEP_MAX 64u
+#define LB_FRAG_MAX_TIMEOUT (1u << 15)
 
 /* What a fragment's own headers say (filled by lb_frag_inspect()). */
 struct lb_frag_meta {
@@ -59,12 +75,26 @@ struct lb_frag_meta {
  * number of 4-way buckets) whose entries live timeout ticks.
  *
  * @return the table; NULL with errno EINVAL (capacity 0 or over 2^24, timeout
- *   0) or ENOMEM.
+ *   0 or over LB_FRAG_MAX_TIMEOUT) or ENOMEM.
  */
 struct lb_frag_table *lb_frag_table_create(uint32_t capacity, uint32_t timeout);
 
 /** Free a table made by lb_frag_table_create() (NULL is ignored). */
 void lb_frag_table_free(struct lb_frag_table *t);
+
+/** The out-of-line part of lb_frag_table_advance(). */
+void lb_frag_table_sweep(struct lb_frag_table *t, uint32_t now);
+
+/**
+ * Tell the table the time: the worker calls it once per loop pass, with or
+ * without fragments. Costs a compare unless the tick moved.
+ */
+static inline void
+lb_frag_table_advance(struct lb_frag_table *t, uint32_t now)
+{
+	if (now != t->clock)
+		lb_frag_table_sweep(t, now);
+}
 
 /**
  * Read the identification, the offset and (first fragment) the ports of a

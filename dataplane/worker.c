@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "frag_table.h"
 #include "worker.h"
 
 volatile bool lb_worker_test_stall[RTE_MAX_LCORE];
@@ -53,6 +54,8 @@ lb_worker_main(void *arg)
 			__atomic_store_n(&cnt->snapshot_gen, s->generation, __ATOMIC_RELEASE);
 		w->now = (uint32_t)(rte_rdtsc() >> ctx->tick_shift);
 		lb_flow_table_advance(w->ft, w->now); /* the expiry sweep, once per tick */
+		if (w->frag != NULL)
+			lb_frag_table_advance(w->frag, w->now);
 		/* Relaxed: the number is all control publishes with it; the sketch
 		 * orders its own buffers (release on close, see sketch.c). */
 		if (ctx->window != NULL && w->sketch != NULL)
