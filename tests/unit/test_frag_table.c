@@ -129,7 +129,7 @@ test_frag_bound_evicts_oldest(void **state)
 static void
 test_frag_capacity_bound(void **state)
 {
-	struct lb_frag_table *t = lb_frag_table_create(64, 1u << 30);
+	struct lb_frag_table *t = lb_frag_table_create(64, LB_FRAG_MAX_TIMEOUT);
 	unsigned int live = 0, evicted = 0;
 	uint16_t sp, dp;
 
@@ -163,6 +163,7 @@ test_frag_create_rejects(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_null(lb_frag_table_create(16, 0));
 	assert_null(lb_frag_table_create((1u << 24) + 1, 10));
+	assert_null(lb_frag_table_create(16, LB_FRAG_MAX_TIMEOUT + 1));
 	lb_frag_table_free(NULL);
 }
 
