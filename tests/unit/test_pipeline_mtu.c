@@ -391,6 +391,42 @@ test_pipeline_ipv6_tunnel_below_1280(void **state)
 	assert_int_equal(c->fragmented_out, 1);
 }
 
+/*
+ * A burst whose fragments overflow the 64-frame fragment list: the packets
+ * that fit are sent whole as fragments, every other one is dropped and
+ * counted frag_failed, none is lost uncounted. 4000 bytes at MTU 1500 (IPIP):
+ * RFC 791's NFB = (1500 - 20) / 8 = 185, so 3 fragments a packet, and
+ * 64 / 3 = 21 packets fit.
+ */
+static void
+test_pipeline_outer_fragments_overflow_counted(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	const uint32_t per = (4020 - 20 + 1479) / 1480, fit = LB_FRAG_OUT_MAX / per;
+	struct rte_mbuf *m[LB_BURST];
+	struct lb_burst_out out;
+	struct frame *f = malloc(sizeof(*f));
+
+	assert_non_null(f);
+	for (int i = 0; i < LB_BURST; i++) {
+		struct flow fl = flow4(100 + (uint32_t)i);
+
+		build_sized(f, &fl, 4000, false);
+		m[i] = mk_chain(f, SEG_MAX, SEG_MAX);
+	}
+	run(fx, m, LB_BURST, &out);
+	assert_int_equal(per, 3);
+	assert_int_equal(out.n_fragmented, fit);
+	assert_int_equal(out.n_frag, fit * per);
+	assert_int_equal(out.n_drop, LB_BURST - fit);
+	assert_int_equal(c->drops[LB_DROP_FRAG_FAILED], LB_BURST - fit);
+	assert_int_equal(c->fragmented_out, fit);
+	assert_int_equal(c->fragments_out, fit * per);
+	out_free(&out);
+	free(f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -402,6 +438,7 @@ main(void)
 	        T(test_pipeline_jumbo_chain_forwarded),
 	        T(test_pipeline_df0_outer_fragments),
 	        T(test_pipeline_ipv6_tunnel_below_1280),
+	        T(test_pipeline_outer_fragments_overflow_counted),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
