@@ -31,7 +31,8 @@ static const struct {
         F(icmp_sent),      F(exception),     F(flow_hits),         F(flow_misses),
         F(flow_evictions), F(flow_rechosen), F(fragments),         F(icmp_errors),
         F(hot_spread),     F(frag_tracked),  F(frag_followed),     F(frag_unmatched),
-        F(frag_evictions), F(flow_unpinned), F(flow_rate_limited),
+        F(frag_evictions), F(flow_unpinned), F(flow_rate_limited), F(fragmented_out),
+        F(fragments_out),
 #undef F
 };
 

@@ -14,8 +14,9 @@
 
 /*
  * Why a packet was dropped. Every received packet ends in exactly one of:
- * forwarded, icmp_sent, exception, or one of these. Values start at 1 so the
- * parser can return 0 for success.
+ * forwarded, icmp_sent, exception, or one of these; a packet sent as outer
+ * fragments counts as its fragments (fragments_out - fragmented_out extra). Values start at 1 so
+ * the parser can return 0 for success.
  */
 enum lb_drop_reason {
 	LB_DROP_ETH_TRUNC = 1,  /* shorter than the Ethernet (and VLAN) headers */
@@ -33,6 +34,7 @@ enum lb_drop_reason {
 	LB_DROP_TX_FULL,        /* the TX queue did not take it */
 	LB_DROP_MARTIAN_SRC,    /* to a VIP from a martian source (lb_icmp_martian_src) */
 	LB_DROP_ICMP_LIMITED,   /* too big; its ICMP error was over the rate limit */
+	LB_DROP_FRAG_FAILED,    /* to be sent as outer fragments: no mbufs or no room */
 	LB_DROP__COUNT
 };
 
@@ -66,6 +68,8 @@ struct lb_core_counters {
 	uint64_t frag_followed;  /* later fragments steered by their first fragment's ports */
 	uint64_t frag_unmatched; /* fragments steered by addresses only (no first seen) */
 	uint64_t frag_evictions; /* live fragment-table entries replaced to make room */
+	uint64_t fragmented_out; /* packets encapsulated and sent as outer fragments */
+	uint64_t fragments_out;  /* the fragment frames made of them */
 	uint64_t drops[LB_DROP__COUNT];
 	struct lb_obj_counters vip[LB_MAX_VIPS];
 	struct lb_obj_counters backend[LB_MAX_BACKENDS];

@@ -20,6 +20,7 @@
 
 #include "encap.h"
 #include "flow_state.h"
+#include "frag_out.h"
 #include "parse.h"
 #include "pipeline.h"
 
@@ -169,6 +170,7 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	const struct lb_pkt_info *info = &ps->info;
 	uint8_t af = info->key.af, eth_dst[6];
 	uint16_t hlen = lb_icmp_too_big_hlen(af), qlen;
+	uint32_t adv;
 	uint8_t *hdr;
 
 	if (s->encap.too_big != LB_TOO_BIG_ICMP)
@@ -204,8 +206,12 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
 	if (hdr == NULL)
 		return LB_DROP_TOO_BIG;
-	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
-	                      (uint32_t)s->encap.mtu - overhead);
+	/* RFC 2473 §7.1(a): an IPv6 PTB never says less than 1280; 1280 will
+	 * be sent as outer fragments (lb_frag_out_wanted()). */
+	adv = (uint32_t)s->encap.mtu - overhead;
+	if (af == LB_AF_INET6 && adv < LB_FRAG_OUT_IPV6_MIN)
+		adv = LB_FRAG_OUT_IPV6_MIN;
+	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen, adv);
 	return 0;
 }
 
@@ -315,6 +321,104 @@ vip_acc_flush(struct lb_core_counters *cnt, struct vip_acc *a)
 	a->bytes = 0;
 }
 
+/* Encapsulate m toward be in place; false if it was dropped (counted). */
+static inline __attribute__((always_inline)) bool
+encap_in_place(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+               const struct pkt_state *ps, const struct lb_backend *be, struct lb_burst_out *out,
+               const struct lb_encap4_tmpl *t4, uint16_t hlen)
+{
+	const struct lb_vip *v = ps->vip;
+	uint16_t inner_len = ps->info.l3_len;
+	uint8_t encap = v->encap;
+	uint8_t *hdr;
+
+	/*
+	 * Strip L2 and any Ethernet padding (the inner packet is exactly the IP
+	 * packet) and make room for the outer headers. A single segment, the
+	 * usual case, is done on the mbuf fields directly: what
+	 * rte_pktmbuf_adj/trim/prepend would do, without their re-checks (the
+	 * parser has bounded l2_len + inner_len by the segment) and without
+	 * touching the mbuf's second cache line.
+	 */
+	if (likely(m->nb_segs == 1)) {
+		uint32_t off = (uint32_t)m->data_off + ps->info.l2_len;
+
+		if (unlikely(off < hlen)) {
+			drop(w, out, m, LB_DROP_NO_HEADROOM);
+			return false;
+		}
+		m->data_off = (uint16_t)(off - hlen);
+		m->data_len = (uint16_t)(inner_len + hlen);
+		m->pkt_len = (uint32_t)inner_len + hlen;
+		hdr = rte_pktmbuf_mtod(m, uint8_t *);
+	} else {
+		rte_pktmbuf_adj(m, ps->info.l2_len);
+		if (rte_pktmbuf_pkt_len(m) > inner_len &&
+		    rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - inner_len)) != 0) {
+			drop(w, out, m, LB_DROP_NO_HEADROOM);
+			return false;
+		}
+		hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
+		if (hdr == NULL) {
+			drop(w, out, m, LB_DROP_NO_HEADROOM);
+			return false;
+		}
+	}
+	if (likely(be->af == LB_AF_INET))
+		lb_encap_write4_tmpl(hdr, t4, be, encap, ps->info.key.af, inner_len, ps->info.tos,
+		                     ps->hash);
+	else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
+		gue6_write_chain(w, s, m, hdr, be, ps);
+	else
+		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
+		               ps->info.tos, ps->hash);
+	return true;
+}
+
+/*
+ * A packet over the MTU once encapsulated: sent as outer fragments where the
+ * RFCs want that (lb_frag_out_wanted(), under either too_big policy), else
+ * answered with ICMP or dropped. Rare: out of line.
+ */
+static __attribute__((noinline, cold)) void
+oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
+         const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out,
+         const struct lb_encap4_tmpl *t4, uint16_t overhead)
+{
+	struct lb_core_counters *cnt = w->cnt;
+	uint32_t len = ps->info.l3_len;
+	unsigned int why;
+	int n;
+
+	if (!lb_frag_out_wanted(ps->info.key.af, ps->info.flags & LB_PKT_DF, len) ||
+	    len + overhead > UINT16_MAX) {
+		why = icmp_too_big(w, s, m, ps, overhead);
+		if (why == 0)
+			out->back[out->n_back++] = m;
+		else
+			drop(w, out, m, why);
+		return;
+	}
+	if (!encap_in_place(w, s, m, ps, &s->backends[bid], out, t4, LB_ETH_HLEN + overhead))
+		return;
+	n = lb_frag_out_split(m, s->encap.mtu, w->frag_id, &out->frag[out->n_frag],
+	                      LB_FRAG_OUT_MAX - out->n_frag);
+	if (n < 0) {
+		drop(w, out, m, LB_DROP_FRAG_FAILED);
+		return;
+	}
+	rte_pktmbuf_free(m);
+	w->frag_id++;
+	out->n_frag = (uint16_t)(out->n_frag + n);
+	out->n_fragmented++;
+	cnt->fragmented_out++;
+	cnt->fragments_out += (uint64_t)n;
+	cnt->vip[ps->vip->id].packets++;
+	cnt->vip[ps->vip->id].bytes += len;
+	cnt->backend[bid].packets++;
+	cnt->backend[bid].bytes += len;
+}
+
 /*
  * Always inlined (measured: the call and its spills were ~20 instructions a
  * packet). t4: the burst's IPv4 encapsulation template. acc: where the VIP's
@@ -334,57 +438,13 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	uint16_t overhead = (uint16_t)((be_af == LB_AF_INET ? LB_IP4_HLEN : LB_IP6_HLEN) +
 	                               (encap == LB_ENCAP_GUE ? LB_UDP_HLEN : 0));
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
-	uint8_t *hdr;
 
 	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
-		unsigned int why = icmp_too_big(w, s, m, ps, overhead);
-
-		if (why == 0)
-			out->back[out->n_back++] = m;
-		else
-			drop(w, out, m, why);
+		oversize(w, s, m, ps, bid, out, t4, overhead);
 		return;
 	}
-	/*
-	 * Strip L2 and any Ethernet padding (the inner packet is exactly the IP
-	 * packet) and make room for the outer headers. A single segment, the
-	 * usual case, is done on the mbuf fields directly: what
-	 * rte_pktmbuf_adj/trim/prepend would do, without their re-checks (the
-	 * parser has bounded l2_len + inner_len by the segment) and without
-	 * touching the mbuf's second cache line.
-	 */
-	if (likely(m->nb_segs == 1)) {
-		uint32_t off = (uint32_t)m->data_off + ps->info.l2_len;
-
-		if (unlikely(off < hlen)) {
-			drop(w, out, m, LB_DROP_NO_HEADROOM);
-			return;
-		}
-		m->data_off = (uint16_t)(off - hlen);
-		m->data_len = (uint16_t)(inner_len + hlen);
-		m->pkt_len = (uint32_t)inner_len + hlen;
-		hdr = rte_pktmbuf_mtod(m, uint8_t *);
-	} else {
-		rte_pktmbuf_adj(m, ps->info.l2_len);
-		if (rte_pktmbuf_pkt_len(m) > inner_len &&
-		    rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - inner_len)) != 0) {
-			drop(w, out, m, LB_DROP_NO_HEADROOM);
-			return;
-		}
-		hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
-		if (hdr == NULL) {
-			drop(w, out, m, LB_DROP_NO_HEADROOM);
-			return;
-		}
-	}
-	if (likely(be_af == LB_AF_INET))
-		lb_encap_write4_tmpl(hdr, t4, be, encap, ps->info.key.af, inner_len, ps->info.tos,
-		                     ps->hash);
-	else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
-		gue6_write_chain(w, s, m, hdr, be, ps);
-	else
-		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
-		               ps->info.tos, ps->hash);
+	if (unlikely(!encap_in_place(w, s, m, ps, be, out, t4, hlen)))
+		return;
 	if (acc != NULL) {
 		if (unlikely(v->id != acc->vid)) {
 			vip_acc_flush(cnt, acc);
@@ -632,6 +692,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	uint16_t n_fwd = 0; /* out->n_fwd, kept in a register in pass 2 */
 
 	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
+	out->n_frag = out->n_fragmented = 0;
 	if (n > LB_BURST)
 		n = LB_BURST;
 	if (n == 0)

@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "flow_guard.h"
 #include "flow_table.h"
+#include "frag_out.h"
 #include "frag_table.h"
 #include "icmp_limit.h"
 #include "sketch.h"
@@ -39,6 +40,7 @@ struct lb_worker {
 	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */
 	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */
 	struct lb_icmp_limit icmp;  /* generated ICMP errors; zeroed = no limit */
+	uint32_t frag_id;           /* identification of the next outer packet fragmented */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {
@@ -46,16 +48,21 @@ struct lb_burst_out {
 	uint16_t n_back; /* ICMP too-big, back out of the receiving port */
 	uint16_t n_exc;  /* non-VIP, to the exception port */
 	uint16_t n_drop; /* to free; their drop counters are already incremented */
+	uint16_t n_frag; /* fragments of encapsulated packets, toward backends */
+	/* Packets sent as those fragments (frag_out.h); their own mbufs are freed. */
+	uint16_t n_fragmented;
 	struct rte_mbuf *fwd[LB_BURST];
 	struct rte_mbuf *back[LB_BURST];
 	struct rte_mbuf *exc[LB_BURST];
 	struct rte_mbuf *drop[LB_BURST];
+	struct rte_mbuf *frag[LB_FRAG_OUT_MAX];
 };
 
 /**
  * Process up to LB_BURST packets against one snapshot. Counts rx, per-VIP and
- * per-backend traffic, flow events and drops; the caller counts what TX takes
- * (forwarded, icmp_sent, exception) and what it refuses (tx_full).
+ * per-backend traffic, flow events, outer fragmentation and drops; the caller
+ * counts what TX takes (forwarded: fwd and frag, icmp_sent, exception) and
+ * what it refuses (tx_full).
  */
 void lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
                        uint16_t n, struct lb_burst_out *out);

@@ -30,6 +30,27 @@ tx_or_drop(struct lb_worker *w, uint16_t port, uint16_t queue, struct rte_mbuf *
 	return sent;
 }
 
+_Static_assert(LB_FRAG_OUT_MAX >= LB_BURST, "tx_fwd's byte array holds either list");
+
+/*
+ * Transmit encapsulated packets (a burst's fwd or frag list): forwarded and
+ * forwarded_bytes count what TX takes. Bytes are read before TX: once sent, an
+ * mbuf is the driver's.
+ */
+static inline void
+tx_fwd(struct lb_worker *w, uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t bytes[LB_FRAG_OUT_MAX + 1];
+	uint16_t sent;
+
+	bytes[0] = 0;
+	for (uint16_t i = 0; i < n; i++)
+		bytes[i + 1] = bytes[i] + rte_pktmbuf_pkt_len(pkts[i]);
+	sent = tx_or_drop(w, port, queue, pkts, n);
+	w->cnt->forwarded += sent;
+	w->cnt->forwarded_bytes += bytes[sent];
+}
+
 int
 lb_worker_main(void *arg)
 {
@@ -67,21 +88,15 @@ lb_worker_main(void *arg)
 		for (uint16_t p = 0; p < n_rx; p++) {
 			uint16_t port = io->rx_ports[p];
 			uint16_t n = rte_eth_rx_burst(port, q, pkts, LB_BURST);
-			uint16_t sent;
 
 			if (n == 0)
 				continue;
 			lb_pipeline_burst(w, s, pkts, n, &out);
-			/* Bytes are read before TX: once sent, an mbuf is the driver's. */
-			uint64_t bytes[LB_BURST + 1];
+			uint16_t fwd_port = io->out_port < 0 ? port : (uint16_t)io->out_port;
 
-			bytes[0] = 0;
-			for (uint16_t i = 0; i < out.n_fwd; i++)
-				bytes[i + 1] = bytes[i] + rte_pktmbuf_pkt_len(out.fwd[i]);
-			sent = tx_or_drop(w, io->out_port < 0 ? port : (uint16_t)io->out_port, q,
-			                  out.fwd, out.n_fwd);
-			cnt->forwarded += sent;
-			cnt->forwarded_bytes += bytes[sent];
+			tx_fwd(w, fwd_port, q, out.fwd, out.n_fwd);
+			if (unlikely(out.n_frag != 0))
+				tx_fwd(w, fwd_port, q, out.frag, out.n_frag);
 			cnt->icmp_sent += tx_or_drop(w, port, q, out.back, out.n_back);
 			if (io->exc_port >= 0)
 				cnt->exception += tx_or_drop(w, (uint16_t)io->exc_port, q, out.exc,

@@ -13,6 +13,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 #include <rte_rcu_qsbr.h>
 
 #include "../control/config.h"
@@ -100,6 +101,8 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		}
 		memcpy(c->w.src_mac, p->src_mac, 6);
 		c->w.has_exception = p->has_exception;
+		/* Outer fragment identifications start apart on each worker. */
+		c->w.frag_id = (uint32_t)rte_rand();
 		if (cfg->hot.enabled) {
 			/* 1 packet in 16 keeps the sketch at ~1.7 ns/packet with the
 			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */

@@ -119,7 +119,8 @@ static struct lb_worker *g_w;
 static uint8_t g_linear[LINEAR_MAX];
 
 /* What became of the first packet of a burst: for comparing two runs. */
-enum fate { FATE_FWD, FATE_BACK, FATE_EXC, FATE_DROP };
+/* FATE_FRAG: sent as outer fragments (its own mbuf freed; compared by fate only). */
+enum fate { FATE_FWD, FATE_BACK, FATE_EXC, FATE_DROP, FATE_FRAG };
 struct outcome {
 	enum fate fate;
 	uint32_t len;
@@ -555,21 +556,34 @@ run_burst(const struct lb_snapshot *s, bool has_exception, struct rte_mbuf **pkt
 	lb_pipeline_burst(g_w, s, pkts, n, &out);
 
 	/* What the worker does with what TX takes. */
-	c->forwarded += out.n_fwd;
+	c->forwarded += (uint64_t)out.n_fwd + out.n_frag;
 	c->icmp_sent += out.n_back;
 	c->exception += out.n_exc;
 	FUZZ_CHECK(c->rx_packets - rx0 == n, "rx counted %llu of %u",
 	           (unsigned long long)(c->rx_packets - rx0), n);
-	FUZZ_CHECK((unsigned int)out.n_fwd + out.n_back + out.n_exc + out.n_drop == n,
-	           "%u packets in, %u+%u+%u+%u out", n, out.n_fwd, out.n_back, out.n_exc,
-	           out.n_drop);
+	FUZZ_CHECK((unsigned int)out.n_fwd + out.n_fragmented + out.n_back + out.n_exc +
+	                           out.n_drop ==
+	                   n,
+	           "%u packets in, %u+%u+%u+%u+%u out", n, out.n_fwd, out.n_fragmented, out.n_back,
+	           out.n_exc, out.n_drop);
+	FUZZ_CHECK(out.n_frag >= 2 * out.n_fragmented && out.n_frag <= LB_FRAG_OUT_MAX,
+	           "%u fragments of %u packets", out.n_frag, out.n_fragmented);
 	FUZZ_CHECK(drops_total(c) - drops0 == out.n_drop, "%u dropped, %llu drops counted",
 	           out.n_drop, (unsigned long long)(drops_total(c) - drops0));
-	FUZZ_CHECK(c->rx_packets == c->forwarded + c->icmp_sent + c->exception + drops_total(c),
+	FUZZ_CHECK(c->rx_packets + c->fragments_out - c->fragmented_out ==
+	                   c->forwarded + c->icmp_sent + c->exception + drops_total(c),
 	           "counters do not conserve packets");
-	FUZZ_CHECK(vip_packets(c) - vip0 == out.n_fwd, "per-VIP packets");
+	FUZZ_CHECK(vip_packets(c) - vip0 == (uint64_t)out.n_fwd + out.n_fragmented,
+	           "per-VIP packets");
 	if (parse_rc != LB_PARSE_OK)
-		FUZZ_CHECK(out.n_fwd == 0 && out.n_back == 0, "unparsed frame forwarded");
+		FUZZ_CHECK(out.n_fwd == 0 && out.n_back == 0 && out.n_frag == 0,
+		           "unparsed frame forwarded");
+	for (uint16_t i = 0; i < out.n_frag; i++) {
+		check_mbuf(out.frag[i]);
+		FUZZ_CHECK(rte_pktmbuf_pkt_len(out.frag[i]) <= LB_ETH_HLEN + (uint32_t)s->encap.mtu,
+		           "outer fragment of %u bytes over the MTU",
+		           rte_pktmbuf_pkt_len(out.frag[i]));
+	}
 	if (parse_rc == LB_PARSE_NOT_LB)
 		FUZZ_CHECK(out.n_exc + out.n_drop == n, "non-LB frame not to exception or drop");
 	if (parse_rc > 0)
@@ -607,16 +621,26 @@ run_burst(const struct lb_snapshot *s, bool has_exception, struct rte_mbuf **pkt
 		}
 		all[n_all++] = out.drop[i];
 	}
-	/* Every packet handed in comes out exactly once. */
+	/* Every packet handed in comes out exactly once, or was sent as fragments. */
+	unsigned int n_gone = 0;
+
 	for (uint16_t i = 0; i < n; i++) {
 		unsigned int seen = 0;
 
 		for (unsigned int j = 0; j < n_all; j++)
 			seen += all[j] == pkts[i];
-		FUZZ_CHECK(seen == 1, "packet %u came out %u times", i, seen);
+		FUZZ_CHECK(seen <= 1, "packet %u came out %u times", i, seen);
+		if (seen == 0 && i == 0 && first != NULL) {
+			first->fate = FATE_FRAG;
+			first->len = 0;
+		}
+		n_gone += seen == 0;
 	}
+	FUZZ_CHECK(n_gone == out.n_fragmented, "%u packets missing, %u sent as fragments", n_gone,
+	           out.n_fragmented);
 	for (unsigned int j = 0; j < n_all; j++)
 		rte_pktmbuf_free(all[j]);
+	rte_pktmbuf_free_bulk(out.frag, out.n_frag);
 	FUZZ_CHECK(rte_mempool_avail_count(g_pool) == POOL_SIZE, "%u of %u mbufs back in the pool",
 	           rte_mempool_avail_count(g_pool), POOL_SIZE);
 }

@@ -26,11 +26,11 @@ from lbpcap import ip_norm, ip_version  # noqa: E402
 
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed", "l4_trunc",
                 "icmp_trunc", "icmp_malformed", "no_vip", "no_backend", "too_big", "no_headroom",
-                "tx_full", "martian_src", "icmp_limited"]
+                "tx_full", "martian_src", "icmp_limited", "frag_failed"]
 TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_sent", "exception",
               "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors",
               "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions",
-              "flow_unpinned", "flow_rate_limited"]
+              "flow_unpinned", "flow_rate_limited", "fragmented_out", "fragments_out"]
 
 # Spread tolerance. Maglev with M = 65537 slots gives each backend a table share
 # within ~0.1% of w/W for these few backends, so what varies is sampling: with n
@@ -47,6 +47,87 @@ CHI2_MIN_P = 1e-4
 SPREAD_MIN_UNITS = 100
 
 MARKER = re.compile(rb"SPW\d{8}\|")
+
+IPV6_MIN_MTU = 1280  # RFC 8200 §5
+
+
+def outer_fragment(frame):
+    """(key, offset, more, payload, errors) if frame is an outer IPv4 fragment (MF or
+    offset set) or an outer IPv6 packet with a fragment header (RFC 8200 §4.5), else None.
+    key: (version, src, dst, protocol after the fragment header, identification)."""
+    import struct
+    if len(frame) < 14:
+        return None
+    et = struct.unpack_from("!H", frame, 12)[0]
+    p = frame[14:]
+    errs = []
+    if et == lbpcap.ETH_P_IP and len(p) >= 20 and p[0] == 0x45:
+        fo = struct.unpack_from("!H", p, 6)[0]
+        if not fo & 0x3FFF:
+            return None
+        tl = struct.unpack_from("!H", p, 2)[0]
+        if tl != len(p):
+            errs.append("outer IPv4 fragment total length %d != frame payload %d" % (tl, len(p)))
+        if lbpcap.inet_cksum(p[:20]) != 0:
+            errs.append("outer IPv4 fragment header checksum wrong")
+        if fo & 0x4000:
+            errs.append("outer IPv4 fragment with DF set")
+        key = (4, p[12:16], p[16:20], p[9], struct.unpack_from("!H", p, 4)[0])
+        return key, (fo & 0x1FFF) * 8, bool(fo & 0x2000), p[20:tl], errs, p[:20], len(p)
+    if et == lbpcap.ETH_P_IPV6 and len(p) >= 48 and p[0] >> 4 == 6 and p[6] == 44:
+        pl = struct.unpack_from("!H", p, 4)[0]
+        if 40 + pl != len(p):
+            errs.append("outer IPv6 fragment payload length %d != frame payload %d" % (pl, len(p) - 40))
+        fh = p[40:48]
+        if fh[1] != 0 or struct.unpack_from("!H", fh, 2)[0] & 6:
+            errs.append("outer IPv6 fragment header reserved bits set")
+        off = struct.unpack_from("!H", fh, 2)[0]
+        key = (6, p[8:24], p[24:40], fh[0], struct.unpack_from("!I", fh, 4)[0])
+        return key, (off >> 3) * 8, bool(off & 1), p[48:40 + pl], errs, p[:40], len(p)
+    return None
+
+
+def reassemble(frags, mtu):
+    """RFC 791 §3.2 / RFC 8200 §4.5 reassembly of one datagram's outer fragments,
+    [(out index, frame, parsed)], checking each fragment is at most mtu bytes, the
+    offsets tile the payload from 0 with no gap or overlap, all but the last carry MF
+    and a multiple of 8 bytes, and the headers agree. (frame of the whole outer packet
+    as it was before fragmentation, errors)."""
+    import struct
+    errs = []
+    frags = sorted(frags, key=lambda f: f[2][1])
+    next_off = 0
+    body = b""
+    first = frags[0]
+    v = first[2][0][0]
+    for k, (j, fr, (key, off, more, pl, e, hdr, l3)) in enumerate(frags):
+        errs += ["out#%d: %s" % (j, x) for x in e]
+        if l3 > mtu:
+            errs.append("out#%d: outer fragment of %d bytes over encap.mtu %d" % (j, l3, mtu))
+        if off != next_off:
+            errs.append("out#%d: fragment offset %d, expected %d (gap or overlap)" % (j, off, next_off))
+        last = k == len(frags) - 1
+        if more == last:
+            errs.append("out#%d: MF/M %s on %s fragment" % (j, int(more), "the last" if last else "a non-last"))
+        if not last and len(pl) % 8:
+            errs.append("out#%d: non-last fragment of %d bytes (not a multiple of 8)" % (j, len(pl)))
+        if fr[:14] != first[1][:14]:
+            errs.append("out#%d: Ethernet header differs from the first fragment's" % j)
+        same = (hdr[1], hdr[8], hdr[9]) == (first[2][5][1], first[2][5][8], first[2][5][9]) if v == 4 else \
+            hdr[:4] == first[2][5][:4] and hdr[7] == first[2][5][7]
+        if not same:
+            errs.append("out#%d: outer header fields differ from the first fragment's" % j)
+        body += pl
+        next_off = off + len(pl)
+    h = bytearray(first[2][5])
+    if v == 4:
+        struct.pack_into("!HHH", h, 2, 20 + len(body), struct.unpack_from("!H", h, 4)[0], 0)
+        h[10:12] = b"\0\0"
+        struct.pack_into("!H", h, 10, lbpcap.inet_cksum(bytes(h)))
+    else:
+        struct.pack_into("!H", h, 4, len(body))
+        h[6] = first[2][0][3]
+    return first[1][:14] + bytes(h) + body, errs
 
 
 def out_span(path):
@@ -122,8 +203,32 @@ class Checker:
         self.fwd = defaultdict(list)      # input index -> [(out index, Decoded)]
         self.replies = defaultdict(list)  # input index -> [(out index, Decoded)]
         self.port_macs = Counter()
+        # Outer fragments (RFC 2003 §5.1, RFC 2473 §7.1): grouped by datagram,
+        # reassembled here and then judged as one encapsulated frame.
+        groups = defaultdict(list)
+        frames = []
         for j, fr in enumerate(self.outputs):
+            f = outer_fragment(fr)
+            if f is None:
+                frames.append((j, fr, None))
+            else:
+                if not groups[f[0]]:
+                    frames.append((j, None, f[0]))
+                groups[f[0]].append((j, fr, f))
+        self.n_frag_frames = sum(len(g) for g in groups.values())
+        self.n_reassembled = 0
+        for j, fr, key in frames:
+            parts = None
+            if key is not None:
+                parts = groups[key]
+                fr, errs = reassemble(parts, self.mtu)
+                for e in errs:
+                    self.fail(e)
+                if len(parts) < 2:
+                    self.fail("out#%d: a datagram of one outer fragment" % j)
+                self.n_reassembled += 1
             d = lbpcap.decode_output(fr, self.gue_port)
+            d.frag_parts = [(p[0], len(p[1]), p[2][6]) for p in parts] if parts else None
             for e in d.errors:
                 self.fail("out#%d: %s" % (j, e))
             if d.eth_src:
@@ -174,7 +279,11 @@ class Checker:
         if e["size"] + oh <= self.mtu:
             return "forward", None, []
         v6 = ip_version(vip["address"]) == 6
-        if self.too_big == "drop" or (not v6 and not e["df"]):
+        # RFC 2003 §5.1: IPv4 without DF is sent as outer fragments; RFC 2473
+        # §7.1(b): so is IPv6 of at most 1280 bytes. Under either policy.
+        if (not v6 and not e["df"]) or (v6 and e["size"] <= IPV6_MIN_MTU):
+            return "frag", None, []
+        if self.too_big == "drop":
             return "drop", "too_big", []
         return "icmp", None, []
 
@@ -199,13 +308,19 @@ class Checker:
             outs, reps = self.fwd.get(i, []), self.replies.get(i, [])
             what = "in#%d (%s%s)" % (i, e["kind"], ", " + lbpcap.vip_label(self.vips[e["vip"]])
                                      if e.get("vip") is not None else "")
-            if verdict == "forward":
+            if verdict in ("forward", "frag"):
                 if len(outs) != 1:
                     self.fail("%s: expected forwarded once, seen %d times%s" % (
                         what, len(outs), "" if not reps else " (and answered with ICMP)"))
                 if reps:
                     self.fail("%s: expected forwarded, got an ICMP too-big reply" % what)
                 for j, d in outs:
+                    if verdict == "frag" and not d.frag_parts:
+                        self.fail("%s -> out#%d: %d bytes over encap.mtu %d in one frame, expected "
+                                  "outer fragments" % (what, j, len(d.ip), self.mtu))
+                    if verdict == "forward" and d.frag_parts:
+                        self.fail("%s -> out#%d: sent as %d outer fragments, but it fits encap.mtu" % (
+                            what, j, len(d.frag_parts)))
                     self.check_encap(i, e, j, d, what)
                     self.check_maglev(i, e, j, d, what)
                     if d.gue:
@@ -323,7 +438,8 @@ class Checker:
             self.fail("%s: outer TTL/hop limit %d != 64" % (at, d.ttl))
         if d.tos != lbpcap.ip_tos(inner):
             self.fail("%s: outer DSCP/ECN 0x%02x != inner 0x%02x" % (at, d.tos, lbpcap.ip_tos(inner)))
-        if d.outer_version == 4:
+        if d.outer_version == 4 and not d.frag_parts:
+            # unfragmented: DF set (fragments were checked for DF clear in reassemble())
             if not d.df:
                 self.fail("%s: outer IPv4 DF not set" % at)
             if d.frag:
@@ -357,6 +473,8 @@ class Checker:
         client_mac = ":".join("%02x" % b for b in fr[6:12])
         client = ip_norm(orig[12:16]) if orig[0] >> 4 == 4 else ip_norm(orig[8:24])
         want_mtu = self.mtu - e["overhead"]
+        if orig[0] >> 4 == 6:
+            want_mtu = max(want_mtu, IPV6_MIN_MTU)  # RFC 2473 §7.1(a), RFC 8200 §5
         if d.eth_dst != client_mac:
             self.fail("%s: ICMP reply Ethernet dst %s != the packet's source MAC %s" % (at, d.eth_dst, client_mac))
         if d.outer_dst != client:
@@ -378,8 +496,9 @@ class Checker:
                 self.fail("%s: ICMPv6 type/code %s/%s != 2/0" % (at, d.icmp_type, d.icmp_code))
             limit = 1280 - 48
         if d.icmp_mtu != want_mtu:
-            self.fail("%s: MTU field %s != %d (mtu %d - overhead %d)" % (
-                at, d.icmp_mtu, want_mtu, self.mtu, e["overhead"]))
+            self.fail("%s: MTU field %s != %d (mtu %d - overhead %d%s)" % (
+                at, d.icmp_mtu, want_mtu, self.mtu, e["overhead"],
+                ", at least 1280 for IPv6" if orig[0] >> 4 == 6 else ""))
         q = bytes(d.quoted)
         want = orig[:limit]
         if q != want:
@@ -438,10 +557,20 @@ class Checker:
                 self.fail("stats: totals.drops.%s missing or not an integer" % k)
         g = lambda k: tot.get(k) if isinstance(tot.get(k), int) else 0  # noqa: E731
         dsum = sum(v for v in drops.values() if isinstance(v, int))
-        cons = g("forwarded") + g("icmp_sent") + g("exception") + dsum
+        # a packet sent as k outer fragments is k forwarded frames
+        extra = g("fragments_out") - g("fragmented_out")
+        cons = g("forwarded") - extra + g("icmp_sent") + g("exception") + dsum
         if g("rx_packets") != cons:
-            self.fail("stats: rx_packets %d != forwarded %d + icmp_sent %d + exception %d + drops %d = %d" % (
-                g("rx_packets"), g("forwarded"), g("icmp_sent"), g("exception"), dsum, cons))
+            self.fail("stats: rx_packets %d != forwarded %d - (fragments_out - fragmented_out) %d + icmp_sent %d"
+                      " + exception %d + drops %d = %d" % (
+                          g("rx_packets"), g("forwarded"), extra, g("icmp_sent"), g("exception"), dsum, cons))
+        n_frag_exp = sum(1 for v in self.verdicts.values() if v[0] == "frag")
+        if (g("fragmented_out"), g("fragments_out")) != (self.n_reassembled, self.n_frag_frames):
+            self.fail("stats: fragmented_out %d, fragments_out %d; out.pcap has %d datagrams in %d outer fragments"
+                      % (g("fragmented_out"), g("fragments_out"), self.n_reassembled, self.n_frag_frames))
+        if self.n_reassembled != n_frag_exp:
+            self.fail("out.pcap: %d packets sent as outer fragments, %d expected (IPv4 without DF, IPv6 <= %d, "
+                      "over encap.mtu)" % (self.n_reassembled, n_frag_exp, IPV6_MIN_MTU))
         if g("rx_packets") != len(self.inputs):
             self.fail("stats: rx_packets %d != %d frames in in.pcap" % (g("rx_packets"), len(self.inputs)))
         in_bytes = sum(len(f) for f in self.inputs)
@@ -449,12 +578,13 @@ class Checker:
             self.fail("stats: rx_bytes %d != %d bytes in in.pcap" % (g("rx_bytes"), in_bytes))
         n_fwd = sum(len(v) for v in self.fwd.values())
         n_rep = sum(len(v) for v in self.replies.values())
-        n_unmatched = len(self.outputs) - n_fwd - n_rep
         if g("forwarded") + g("icmp_sent") != len(self.outputs):
             self.fail("stats: forwarded %d + icmp_sent %d != %d frames in out.pcap" % (
                 g("forwarded"), g("icmp_sent"), len(self.outputs)))
-        if not n_unmatched and g("forwarded") != n_fwd:
-            self.fail("stats: forwarded %d != %d encapsulated frames in out.pcap" % (g("forwarded"), n_fwd))
+        n_fwd_frames = n_fwd - self.n_reassembled + self.n_frag_frames
+        n_unmatched = len(self.outputs) - n_fwd_frames - n_rep
+        if not n_unmatched and g("forwarded") != n_fwd_frames:
+            self.fail("stats: forwarded %d != %d encapsulated frames in out.pcap" % (g("forwarded"), n_fwd_frames))
         if not n_unmatched and g("icmp_sent") != n_rep:
             self.fail("stats: icmp_sent %d != %d ICMP replies in out.pcap" % (g("icmp_sent"), n_rep))
         if self.exc is None and g("exception"):
@@ -553,8 +683,12 @@ class Checker:
             for j, d in self.fwd.get(i, []):
                 key = (e["vip"], d.outer_dst)
                 pk[key] += 1
-                by["outer frame"][key] += len(self.outputs[j])
-                by["outer IP"][key] += len(d.ip)
+                if d.frag_parts:  # what the fragments' frames and IP packets add up to
+                    by["outer frame"][key] += sum(n for _, n, _ in d.frag_parts)
+                    by["outer IP"][key] += sum(n for _, _, n in d.frag_parts)
+                else:
+                    by["outer frame"][key] += len(self.outputs[j])
+                    by["outer IP"][key] += len(d.ip)
                 by["inner IP"][key] += len(d.inner)
                 by["input frame"][key] += len(self.inputs[i])
         # Byte counters: the contract does not say which bytes count, so

@@ -13,7 +13,7 @@ in.pcap is unique (payloads carry a sequence number), so the checker can match
 an output packet to its input by the inner bytes alone.
 
 Usage: /usr/bin/python3 gen_pcap.py OUTDIR [--seed N] [--scale F] [--too-big icmp|drop]
-                                   [--flow-capacity N] [--no-jumbo]
+                                   [--flow-capacity N] [--no-jumbo] [--mtu N]
        /usr/bin/python3 gen_pcap.py OUTDIR --bad-configs
 """
 
@@ -44,7 +44,7 @@ ROUTER4 = "203.0.113.1"
 ROUTER6 = "2001:db8:ffff::1"
 
 
-def make_config(too_big, flow_capacity=262144):
+def make_config(too_big, flow_capacity=262144, mtu=MTU):
     def be(addr, w=1, state=None, name=None):
         b = {"address": addr, "weight": w}
         if state:
@@ -94,7 +94,7 @@ def make_config(too_big, flow_capacity=262144):
     ]
     return {
         "encap": {"source_v4": "10.0.0.1", "source_v6": "fd00::1",
-                  "next_hop_mac": "02:00:00:00:00:01", "mtu": MTU, "gue_port": 6080,
+                  "next_hop_mac": "02:00:00:00:00:01", "mtu": mtu, "gue_port": 6080,
                   "too_big": too_big},
         "maglev": {"table_size": 65537, "seed": "spillway-pcap-test"},
         "flows": {"capacity": flow_capacity, "tcp_idle_ms": 300000, "udp_idle_ms": 30000},
@@ -103,13 +103,14 @@ def make_config(too_big, flow_capacity=262144):
 
 
 class Gen:
-    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False):
+    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False, mtu=MTU):
         self.jumbo = jumbo
+        self.mtu = mtu
         self.rules = icmp_rules
         self.r = random.Random(seed)
         self.scale = scale
         self.too_big = too_big
-        self.cfg = make_config(too_big, flow_capacity)
+        self.cfg = make_config(too_big, flow_capacity, mtu)
         if icmp_rules:
             # a bucket the 40-packet run overflows long before it refills
             self.cfg["icmp"] = {"rate_per_sec": 1, "burst": 8}
@@ -341,6 +342,38 @@ class Gen:
             self.emit(self.r.random(), self.frame(bytes(fr), lbpcap.ETH_P_IP, self.mac_of("198.18.200.1")),
                       {"kind": "fragment-novip", "verdict": "drop", "reason": "no_vip"})
 
+    def big_fragments(self):
+        """Datagrams cut into fragments of 1480 bytes of payload (1500-byte IPv4
+        packets, DF clear), first fragment first, each after an unfragmented packet
+        of its flow: fragments over encap.mtu once encapsulated must be sent as
+        outer fragments (RFC 2003 §5.1), the later ones as well as the first."""
+        cfg = self.cfg
+        for n, (dst, proto, dport) in enumerate([("192.0.2.10", 6, 80), ("192.0.2.20", 17, 7000),
+                                                 ("192.0.2.10", 6, 80), ("192.0.2.20", 17, 7001)]):
+            client = self.rand_client(False)
+            vi = lbpcap.find_vip(cfg, dst, proto, dport)
+            fid = "bigfr%d" % n
+            group = "v%d|%s" % (vi, fid)
+            while True:
+                cport = self.r.randrange(1024, 65536)
+                if self.new_tuple(client, cport, dst, dport, proto):
+                    break
+            mac = self.mac_of(client)
+            t = self.r.random()
+            mode = cfg["vips"][vi]["key"]
+            ip = self.ip_l4(client, dst, proto, cport, dport, 0, True, self.payload(40))
+            self.emit(t, self.frame(ip, lbpcap.ETH_P_IP, mac),
+                      {"kind": "flow", "vip": vi, "group": group, "flow": fid, "verdict": "forward",
+                       "mg": [client, dst, cport, dport, proto, mode]})
+            l4 = TCP(sport=cport, dport=dport, flags="PA") if proto == 6 else UDP(sport=cport, dport=dport)
+            p = IP(src=client, dst=dst, ttl=60, id=self.r.getrandbits(16)) / l4 / Raw(self.payload(3300))
+            for k, fr in enumerate(fragment(p, fragsize=1480)):
+                b = bytes(fr)
+                t += 0.0001
+                self.emit(t, self.frame(b, lbpcap.ETH_P_IP, mac),
+                          {"kind": "fragment", "vip": vi, "group": group, "flow": fid, "size": len(b),
+                           "df": False, "verdict": "mtu", "mg": [client, dst, cport, dport, proto, mode]})
+
     def quote(self, flow, cut=None, l4len=None, hdrs=False):
         """The packet a backend sent VIP -> client in this flow, as a router quotes it."""
         vip = self.cfg["vips"][flow["vi"]]
@@ -445,6 +478,11 @@ class Gen:
         if self.jumbo:
             # frames larger than one 2 KiB mbuf (net_pcap chains segments)
             specs += [(0, 2100, True), (0, 2100, False), (2, 3000, True), (3, 2100, True), (3, 4000, True)]
+        if self.mtu < 1280 + 48:
+            # RFC 2473 §7.1 with a tunnel MTU below 1280 (VIP 3: 6in6, VIP 4: GUE over
+            # IPv4 or IPv6, VIP 9: 6in4 or 6in6): up to 1280 bytes outer fragments, above a PTB
+            specs += [(3, self.mtu - 40, True), (3, self.mtu - 39, True), (3, 1280, True), (3, 1281, True),
+                      (4, 1280, True), (4, 1300, True), (9, 1270, True), (9, 1280, True), (9, 1281, True)]
         for vi, size, df in specs:
             cands = [f for f in self.flows if f["vi"] == vi]
             f = self.r.choice(cands)
@@ -669,6 +707,7 @@ class Gen:
         self.vip_flows(8, int(200 * s))
         self.vip_flows(9, int(300 * s))
         self.fragments()
+        self.big_fragments()
         self.icmp_errors()
         self.oversize()
         self.novip()
@@ -770,13 +809,15 @@ def main():
     ap.add_argument("--icmp-rules", action="store_true",
                     help="a small ICMP bucket, a run of oversized packets, oversized ICMP errors, "
                          "martian sources")
+    ap.add_argument("--mtu", type=int, default=MTU, help="encap.mtu (below 1328: the IPv6 tunnel "
+                    "MTU is under 1280, RFC 2473 §7.1 cases are added)")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
     if a.bad_configs:
         write_bad_configs(a.outdir)
     else:
-        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules).run(a.outdir)
+        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu).run(a.outdir)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,9 @@ EXC=1 replay exception-port --scale 0.1 --seed $((SEED + 2)) --no-jumbo
 # the rules of generated ICMP: a bucket of 8 at 1/s against a run of 40
 # oversized packets, oversized ICMP errors never answered, martian sources dropped
 replay icmp-rules --scale 0.1 --seed $((SEED + 3)) --no-jumbo --icmp-rules
+# encap.mtu 1300: IPv6 tunnel MTUs under 1280 (RFC 2473 §7.1: outer fragments up
+# to 1280 bytes, PTB 1280 above), IPv4 without DF as outer fragments (RFC 2003 §5.1)
+replay mtu1300 --scale 0.1 --seed $((SEED + 4)) --mtu 1300
 
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"

@@ -64,7 +64,8 @@ struct fixture {
 	struct lb_config *cfg;
 	struct lb_snapshot *snap;
 	uint64_t generation;
-	/* What lb_pipeline_burst handed back, summed over the test. */
+	/* What lb_pipeline_burst handed back, summed over the test (n_fwd with
+	 * the packets sent as outer fragments). */
 	uint64_t n_fwd, n_back, n_exc, n_drop;
 	unsigned int pool_avail; /* free mbufs before the test */
 };
@@ -173,7 +174,8 @@ void out_free(struct lb_burst_out *out);
 /* The backend id an encapsulated frame is addressed to, -1 if none matches. */
 int out_backend(const struct lb_snapshot *s, const struct rte_mbuf *m);
 
-enum fate { FATE_FWD, FATE_BACK, FATE_EXC, FATE_DROP };
+/* FATE_FRAG: sent as outer fragments (out->frag; the packet's own mbuf freed). */
+enum fate { FATE_FWD, FATE_BACK, FATE_EXC, FATE_DROP, FATE_FRAG };
 
 /* Run frames (bursts of LB_BURST) and record each one's fate and backend. */
 void run_frames(struct fixture *fx, const struct frame *const *f, uint32_t n, int *fate, int *bid);

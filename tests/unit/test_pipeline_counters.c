@@ -51,7 +51,7 @@ test_pipeline_counters_conserve(void **state)
 		struct flow fl = flow4(100);
 
 		build_sized(&f[n++], &fl, 1481, true);  /* ICMP back */
-		build_sized(&f[n++], &fl, 1481, false); /* too_big */
+		build_sized(&f[n++], &fl, 1481, false); /* outer fragments */
 		build_frag(&f[n++], &fl, 0, true, 64);
 		build_icmp_error(&f[n++], &fl);
 		build(&f[n], &fl, 20, IP4_DF, false); /* total length beyond the frame */
@@ -81,17 +81,20 @@ test_pipeline_counters_conserve(void **state)
 	assert_int_equal(count_eq(fate, n, FATE_FWD), 12 + 2); /* + fragment, ICMP error */
 	assert_int_equal(count_eq(fate, n, FATE_BACK), 1);
 	assert_int_equal(count_eq(fate, n, FATE_EXC), 0);
+	assert_int_equal(count_eq(fate, n, FATE_FRAG), 1);
+	assert_int_equal(c->fragmented_out, 1);
 	for (unsigned int r = 0; r < LB_DROP__COUNT; r++)
 		drops += c->drops[r];
 	assert_int_equal(drops, count_eq(fate, n, FATE_DROP));
-	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 1);
+	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 0);
 	assert_int_equal(c->drops[LB_DROP_IP4_TRUNC], 1);
 	assert_int_equal(c->drops[LB_DROP_L4_TRUNC], 1);
 	assert_int_equal(c->drops[LB_DROP_NO_BACKEND], 1);
 	assert_int_equal(c->drops[LB_DROP_NO_VIP], 2);
 	assert_int_equal(c->drops[LB_DROP_ETH_TRUNC], 1);
 	assert_int_equal(c->rx_packets, count_eq(fate, n, FATE_FWD) + count_eq(fate, n, FATE_BACK) +
-	                                        count_eq(fate, n, FATE_EXC) + drops);
+	                                        count_eq(fate, n, FATE_EXC) +
+	                                        count_eq(fate, n, FATE_FRAG) + drops);
 	free(f);
 }
 

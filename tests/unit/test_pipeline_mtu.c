@@ -2,8 +2,11 @@
 /*
  * Unit tests for lb_pipeline_burst() at the tunnel MTU: the ICMP too-big
  * reply built in place (IPv4 and IPv6, from single mbufs and from chains whose
- * tail is freed), the policy drops, and multi-segment jumbo frames forwarded
- * with their headers prepended and their padding trimmed (pipeline_fixture.h).
+ * tail is freed), the policy drops, packets sent as outer fragments where RFC
+ * 2003 §5.1 and RFC 2473 §7.1 want that (IPv4 without DF, IPv6 of at most 1280
+ * bytes; reassembled here and compared with the input), the IPv6 PTB never
+ * below 1280, and multi-segment jumbo frames forwarded with their headers
+ * prepended and their padding trimmed (pipeline_fixture.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,8 +69,89 @@ check_too_big_reply(const struct fixture *fx, const struct rte_mbuf *m, const st
 }
 
 /*
+ * The fragments of one packet in out->frag, judged by RFC 791 §3.2 (outer
+ * IPv4: same id, DF clear, MF on all but the last, offsets in 8-byte units
+ * adding up, header checksums) or RFC 8200 §4.5 (outer IPv6: fragment header,
+ * M, offsets, one identification), each at most mtu bytes; their reassembly
+ * (outer header of the first, payloads at their offsets) must be what plain
+ * encapsulation of f would be: the inner packet after the outer header (and
+ * UDP for GUE). The reassembled outer payload is copied to re if not NULL.
+ */
+static void
+check_outer_frags(const struct fixture *fx, const struct lb_burst_out *out, const struct frame *f,
+                  uint32_t mtu, uint8_t *re)
+{
+	static uint8_t buf[FRAME_MAX];
+	uint32_t next = 0, id = 0, outer_len = 0, gue = 0;
+	bool v6 = false;
+
+	assert_true(out->n_frag >= 2);
+	for (uint16_t i = 0; i < out->n_frag; i++) {
+		const struct rte_mbuf *m = out->frag[i];
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *), *ip = p + 14, *pl;
+		uint32_t l3 = rte_pktmbuf_pkt_len(m) - 14, off, len, this_id;
+		bool more, last = i + 1 == out->n_frag;
+
+		assert_int_equal(m->nb_segs, 1);
+		assert_true(l3 <= mtu);
+		assert_memory_equal(p, g_next_hop, 6);
+		if (rte_pktmbuf_pkt_len(m) >= LB_ETH_HLEN + LB_IP6_HLEN)
+			assert_true(out_backend(fx->snap, m) >= 0);
+		if (rd16(p + 12) == ETHERTYPE_IPV4) {
+			uint16_t fo = rd16(ip + 6);
+
+			assert_int_equal(ip[0], 0x45);
+			assert_int_equal(rd16(ip + 2), l3);
+			assert_int_equal(fo & IP4_DF, 0);
+			assert_int_equal(sum16(0, ip, 20), 0xFFFF);
+			more = (fo & IP4_MF) != 0;
+			off = (uint32_t)(fo & 0x1FFF) * 8;
+			this_id = rd16(ip + 4);
+			pl = ip + 20;
+			len = l3 - 20;
+			if (ip[9] == PROTO_UDP)
+				gue = 8;
+		} else {
+			const uint8_t *fh = ip + 40;
+
+			v6 = true;
+			assert_int_equal(rd16(p + 12), ETHERTYPE_IPV6);
+			assert_int_equal(rd16(ip + 4), l3 - 40);
+			assert_int_equal(ip[6], PROTO_FRAG);
+			assert_int_equal(fh[1], 0);
+			more = (rd16(fh + 2) & 1) != 0;
+			off = (uint32_t)(rd16(fh + 2) >> 3) * 8;
+			this_id = rd32(fh + 4);
+			pl = fh + 8;
+			len = l3 - 48;
+			if (fh[0] == PROTO_UDP)
+				gue = 8;
+		}
+		assert_int_equal(more, !last);
+		if (!last)
+			assert_int_equal(len % 8, 0);
+		assert_int_equal(off, next);
+		if (i == 0)
+			id = this_id;
+		assert_int_equal(this_id, id);
+		assert_true(off + len <= sizeof(buf));
+		memcpy(buf + off, pl, len);
+		next = off + len;
+		outer_len = next;
+	}
+	/* the reassembled outer payload: [UDP for GUE] + the inner packet */
+	assert_int_equal(outer_len, gue + f->l3);
+	assert_memory_equal(buf + gue, f->b + f->l2, f->l3);
+	if (gue)
+		assert_int_equal(rd16(buf + 4), 8 + f->l3);
+	(void)v6;
+	if (re != NULL)
+		memcpy(re, buf, outer_len);
+}
+
+/*
  * Over the MTU once encapsulated: ICMP back to the client (IPv4 with DF,
- * IPv6), a policy drop for IPv4 without DF, or a drop when so configured.
+ * IPv6 over 1280 bytes), or a drop when so configured.
  * A packet that just fits is forwarded.
  */
 static void
@@ -90,10 +174,6 @@ test_pipeline_too_big_icmp_or_drop(void **state)
 	check_too_big_reply(fx, m, &f, LB_AF_INET, 1480);
 	out_free(&out);
 
-	build_sized(&f, &fl4, 1481, false);
-	assert_int_equal(run_one(fx, &f, NULL), FATE_DROP);
-	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 1);
-
 	build_sized(&f, &fl6, 1500, false); /* GUE over IPv6: 48 bytes of overhead */
 	m = mk_mbuf(&f);
 	run(fx, &m, 1, &out);
@@ -107,7 +187,7 @@ test_pipeline_too_big_icmp_or_drop(void **state)
 	assert_int_equal(run_one(fx, &f, NULL), FATE_DROP);
 	build_sized(&f, &fl6, 1500, false);
 	assert_int_equal(run_one(fx, &f, NULL), FATE_DROP);
-	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 3);
+	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 2);
 	assert_int_equal(c->flow_misses, 2); /* the too-big packets still pinned their flows */
 }
 
@@ -138,12 +218,12 @@ test_pipeline_too_big_chain_icmp_frees_tail(void **state)
 	check_too_big_reply(fx, m[1], &f[1], LB_AF_INET6, 1452);
 	out_free(&out);
 
-	/* IPv4 without DF in a chain: dropped whole. */
+	/* IPv4 without DF in a chain: sent as outer fragments, the chain freed. */
 	build_sized(&f[0], &fl4, 3000, false);
 	m[0] = mk_chain(&f[0], SEG_MAX, SEG_MAX);
 	run(fx, m, 1, &out);
-	assert_int_equal(out.n_drop, 1);
-	assert_int_equal(fx->w->cnt->drops[LB_DROP_TOO_BIG], 1);
+	assert_int_equal(out.n_fragmented, 1);
+	check_outer_frags(fx, &out, &f[0], 1500, NULL);
 	out_free(&out);
 	free(f);
 }
@@ -211,6 +291,142 @@ test_pipeline_jumbo_chain_forwarded(void **state)
 	free(lin);
 }
 
+/*
+ * IPv4 without DF over the MTU once encapsulated (RFC 2003 §5.1): sent as
+ * outer fragments under either too_big policy, counted, also when the packet
+ * is itself a fragment; with DF it is still answered with ICMP.
+ */
+static void
+test_pipeline_df0_outer_fragments(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	struct flow fl4 = flow4(21), fl2 = flow4(22);
+	struct lb_burst_out out;
+	struct rte_mbuf *m[2];
+	struct frame f[2];
+
+	build_sized(&f[0], &fl4, 1481, false);
+	m[0] = mk_mbuf(&f[0]);
+	run(fx, m, 1, &out);
+	assert_int_equal(out.n_fwd, 0);
+	assert_int_equal(out.n_fragmented, 1);
+	assert_int_equal(out.n_frag, 2); /* RFC 791: 1480 bytes, then 21 */
+	check_outer_frags(fx, &out, &f[0], 1500, NULL);
+	out_free(&out);
+	assert_int_equal(c->fragmented_out, 1);
+	assert_int_equal(c->fragments_out, 2);
+
+	/* a later fragment of a datagram (DF clear), too big, and a fitting packet beside it */
+	build_frag(&f[0], &fl4, 300, true, 1488);
+	build_sized(&f[1], &fl2, 1000, false);
+	m[0] = mk_mbuf(&f[0]);
+	m[1] = mk_mbuf(&f[1]);
+	run(fx, m, 2, &out);
+	assert_int_equal(out.n_fwd, 1);
+	assert_int_equal(out.n_fragmented, 1);
+	check_outer_frags(fx, &out, &f[0], 1500, NULL);
+	out_free(&out);
+
+	/* the drop policy is about ICMP: fragmentation still applies */
+	fx->cfg->encap.too_big = LB_TOO_BIG_DROP;
+	fx_publish(fx);
+	build_sized(&f[0], &fl4, 4000, false);
+	m[0] = mk_chain(&f[0], SEG_MAX, SEG_MAX);
+	run(fx, m, 1, &out);
+	assert_int_equal(out.n_frag, 3); /* 1480 + 1480 + 1040 */
+	check_outer_frags(fx, &out, &f[0], 1500, NULL);
+	out_free(&out);
+	assert_int_equal(c->fragmented_out, 3);
+	assert_int_equal(c->fragments_out, 7);
+	assert_int_equal(c->drops[LB_DROP_TOO_BIG], 0);
+}
+
+/*
+ * encap.mtu 1300, GUE over IPv6 (48 bytes): RFC 2473 §7.1. An IPv6 packet of
+ * at most 1280 bytes is sent as outer IPv6 fragments (whose reassembly carries
+ * a valid UDP checksum); a larger one gets a PTB of max(1252, 1280) = 1280.
+ * IPv4 with DF gets 1300 - 20 (IPIP), as RFC 1191 wants.
+ */
+static void
+test_pipeline_ipv6_tunnel_below_1280(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	struct flow fl6 = flow6(23), fl4 = flow4(23);
+	static uint8_t re[FRAME_MAX];
+	struct lb_burst_out out;
+	struct rte_mbuf *m;
+	struct frame f;
+	uint8_t ph[40];
+
+	fx_config(fx, cfg_load(1300, "icmp", g_base_vips));
+	build_sized(&f, &fl6, 1252, false); /* fits exactly */
+	assert_int_equal(run_one(fx, &f, NULL), FATE_FWD);
+
+	build_sized(&f, &fl6, 1280, false);
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 0);
+	assert_int_equal(out.n_fragmented, 1);
+	check_outer_frags(fx, &out, &f, 1300, re);
+	/* the UDP checksum over the reassembled datagram, pseudo-header from the first fragment */
+	memcpy(ph, rte_pktmbuf_mtod_offset(out.frag[0], const uint8_t *, 14), 40);
+	assert_int_equal(ip6_l4_sum(ph, re, 8 + 1280, PROTO_UDP), 0xFFFF);
+	out_free(&out);
+
+	build_sized(&f, &fl6, 1281, false);
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 1);
+	check_too_big_reply(fx, m, &f, LB_AF_INET6, 1280);
+	out_free(&out);
+
+	build_sized(&f, &fl4, 1281, true);
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 1);
+	check_too_big_reply(fx, m, &f, LB_AF_INET, 1280);
+	out_free(&out);
+	assert_int_equal(c->fragmented_out, 1);
+}
+
+/*
+ * A burst whose fragments overflow the 64-frame fragment list: the packets
+ * that fit are sent whole as fragments, every other one is dropped and
+ * counted frag_failed, none is lost uncounted. 4000 bytes at MTU 1500 (IPIP):
+ * RFC 791's NFB = (1500 - 20) / 8 = 185, so 3 fragments a packet, and
+ * 64 / 3 = 21 packets fit.
+ */
+static void
+test_pipeline_outer_fragments_overflow_counted(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	const uint32_t per = (4020 - 20 + 1479) / 1480, fit = LB_FRAG_OUT_MAX / per;
+	struct rte_mbuf *m[LB_BURST];
+	struct lb_burst_out out;
+	struct frame *f = malloc(sizeof(*f));
+
+	assert_non_null(f);
+	for (int i = 0; i < LB_BURST; i++) {
+		struct flow fl = flow4(100 + (uint32_t)i);
+
+		build_sized(f, &fl, 4000, false);
+		m[i] = mk_chain(f, SEG_MAX, SEG_MAX);
+	}
+	run(fx, m, LB_BURST, &out);
+	assert_int_equal(per, 3);
+	assert_int_equal(out.n_fragmented, fit);
+	assert_int_equal(out.n_frag, fit * per);
+	assert_int_equal(out.n_drop, LB_BURST - fit);
+	assert_int_equal(c->drops[LB_DROP_FRAG_FAILED], LB_BURST - fit);
+	assert_int_equal(c->fragmented_out, fit);
+	assert_int_equal(c->fragments_out, fit * per);
+	out_free(&out);
+	free(f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -220,6 +436,9 @@ main(void)
 	        T(test_pipeline_too_big_icmp_or_drop),
 	        T(test_pipeline_too_big_chain_icmp_frees_tail),
 	        T(test_pipeline_jumbo_chain_forwarded),
+	        T(test_pipeline_df0_outer_fragments),
+	        T(test_pipeline_ipv6_tunnel_below_1280),
+	        T(test_pipeline_outer_fragments_overflow_counted),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
