@@ -33,6 +33,7 @@ enum lb_drop_reason {
 	LB_DROP_TX_FULL,        /* the TX queue did not take it */
 	LB_DROP_MARTIAN_SRC,    /* to a VIP from a martian source (lb_icmp_martian_src) */
 	LB_DROP_ICMP_LIMITED,   /* too big; its ICMP error was over the rate limit */
+	LB_DROP_NOT_OUR_MAC, /* to another host's MAC, or to a group MAC with no exception port */
 	LB_DROP__COUNT
 };
 

@@ -20,6 +20,7 @@
 
 #include "encap.h"
 #include "flow_state.h"
+#include "l2.h"
 #include "parse.h"
 #include "pipeline.h"
 
@@ -169,6 +170,7 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	const struct lb_pkt_info *info = &ps->info;
 	uint8_t af = info->key.af, eth_dst[6];
 	uint16_t hlen = lb_icmp_too_big_hlen(af), qlen;
+	struct lb_vlan_tags tags;
 	uint8_t *hdr;
 
 	if (s->encap.too_big != LB_TOO_BIG_ICMP)
@@ -199,14 +201,30 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 		m->pkt_len = m->data_len;
 	}
 	memcpy(eth_dst, rte_pktmbuf_mtod_offset(m, uint8_t *, 6), 6);
+	lb_vlan_tags_of(rte_pktmbuf_mtod(m, const uint8_t *), info->l2_len, &tags);
 	rte_pktmbuf_adj(m, info->l2_len);
 	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - qlen));
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
 	if (hdr == NULL)
 		return LB_DROP_TOO_BIG;
-	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen,
+	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->rx_mac, af, qlen,
 	                      (uint32_t)s->encap.mtu - overhead);
-	return 0;
+	/* Back into the VLAN(s) the packet came from. */
+	return lb_vlan_push(m, &tags) == 0 ? 0 : LB_DROP_NO_HEADROOM;
+}
+
+/*
+ * A frame not addressed to the receiving port's MAC is never balanced: a
+ * group-addressed one (ARP, ND, other multicast) is the host's, for the
+ * exception port if there is one; the rest are dropped as not_our_mac.
+ */
+static __attribute__((noinline, cold)) void
+mac_reject(const struct lb_worker *w, struct pkt_state *ps, enum lb_mac_class mc)
+{
+	memset(&ps->info, 0, sizeof(ps->info));
+	ps->vip = NULL;
+	ps->verdict =
+	        mc == LB_MAC_GROUP && w->has_exception ? LB_PARSE_NOT_LB : LB_DROP_NOT_OUR_MAC;
 }
 
 /*
@@ -334,6 +352,7 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	uint16_t overhead = (uint16_t)((be_af == LB_AF_INET ? LB_IP4_HLEN : LB_IP6_HLEN) +
 	                               (encap == LB_ENCAP_GUE ? LB_UDP_HLEN : 0));
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
+	struct lb_vlan_tags tags;
 	uint8_t *hdr;
 
 	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
@@ -353,6 +372,9 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	 * parser has bounded l2_len + inner_len by the segment) and without
 	 * touching the mbuf's second cache line.
 	 */
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP)) /* read before the headers overwrite them */
+		lb_vlan_fwd_tags(&s->encap, rte_pktmbuf_mtod(m, const uint8_t *), ps->info.l2_len,
+		                 &tags);
 	if (likely(m->nb_segs == 1)) {
 		uint32_t off = (uint32_t)m->data_off + ps->info.l2_len;
 
@@ -385,6 +407,10 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	else
 		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
 		               ps->info.tos, ps->hash);
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP) && lb_vlan_push(m, &tags) != 0) {
+		drop(w, out, m, LB_DROP_NO_HEADROOM);
+		return;
+	}
 	if (acc != NULL) {
 		if (unlikely(v->id != acc->vid)) {
 			vip_acc_flush(cnt, acc);
@@ -656,6 +682,16 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (w->check_dst_mac && likely(rte_pktmbuf_data_len(m) >= LB_ETH_HLEN)) {
+			enum lb_mac_class mc =
+			        lb_mac_classify(rte_pktmbuf_mtod(m, const uint8_t *), w->rx_mac);
+
+			if (unlikely(mc != LB_MAC_OURS)) {
+				mac_reject(w, ps, mc);
+				uniform = false;
+				continue;
+			}
+		}
 		ps->verdict =
 		        lb_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
 		                       rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &ps->info);
