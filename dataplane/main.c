@@ -267,8 +267,10 @@ xdp_free(struct xdp_steer *x)
  * ports the workers read in io. 0, or the exit status after a message.
  */
 /*
- * Port's MAC: the one --port-mac gives (set before the port starts
- * receiving balanced traffic), else the PMD's; logged, kept in io.
+ * The port's MAC as spillwayd uses it (destination check, source of what it
+ * sends): the one --port-mac gives, set on the port, or kept by spillwayd
+ * alone when the PMD cannot change its own (net_pcap); else the PMD's.
+ * Logged, kept in io.
  */
 static int
 set_port_mac(const struct lb_options *o, uint16_t port, struct lb_io_conf *io)
@@ -282,6 +284,15 @@ set_port_mac(const struct lb_options *o, uint16_t port, struct lb_io_conf *io)
 			continue;
 		memcpy(mac.addr_bytes, o->port_macs[i].mac, 6);
 		rc = rte_eth_dev_default_mac_addr_set(port, &mac);
+		if (rc == -ENOTSUP) {
+			/* Promiscuous mode receives its frames all the same. */
+			rte_ether_format_addr(buf, sizeof(buf), &mac);
+			fprintf(stderr,
+			        "spillwayd: port %u: the PMD cannot change its MAC; spillwayd "
+			        "uses %s as the port's MAC\n",
+			        port, buf);
+			goto found;
+		}
 		if (rc != 0) {
 			fprintf(stderr, "spillwayd: --port-mac: port %u refuses its MAC: %s\n",
 			        port, strerror(-rc));
@@ -290,6 +301,7 @@ set_port_mac(const struct lb_options *o, uint16_t port, struct lb_io_conf *io)
 	}
 	if (rte_eth_macaddr_get(port, &mac) != 0)
 		memset(&mac, 0, sizeof(mac));
+found:
 	memcpy(io->port_mac[port], mac.addr_bytes, 6);
 	rte_ether_format_addr(buf, sizeof(buf), &mac);
 	fprintf(stderr, "spillwayd: port %u: MAC %s\n", port, buf);

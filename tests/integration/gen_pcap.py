@@ -103,13 +103,15 @@ def make_config(too_big, flow_capacity=262144):
 
 
 class Gen:
-    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False):
+    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False, vlan=None):
         self.jumbo = jumbo
         self.rules = icmp_rules
         self.r = random.Random(seed)
         self.scale = scale
         self.too_big = too_big
         self.cfg = make_config(too_big, flow_capacity)
+        if vlan is not None:
+            self.cfg["encap"]["vlan"] = int(vlan) if vlan.isdigit() else vlan
         if icmp_rules:
             # a bucket the 40-packet run overflows long before it refills
             self.cfg["icmp"] = {"rate_per_sec": 1, "burst": 8}
@@ -144,9 +146,9 @@ class Gen:
             return [(0x8100, self.r.randrange(1, 4095)), (0x8100, self.r.randrange(1, 4095))]
         return []
 
-    def frame(self, ip, ethertype, src_mac, tags=None, pad=None):
+    def frame(self, ip, ethertype, src_mac, tags=None, pad=None, dst_mac=LB_MAC):
         """Ethernet frame around raw L3 bytes. pad None = random realistic padding."""
-        hdr = bytes.fromhex(LB_MAC.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
+        hdr = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
         for tpid, vid in tags or []:
             hdr += struct.pack("!HH", tpid, vid)
         hdr += struct.pack("!H", ethertype)
@@ -445,7 +447,10 @@ class Gen:
         if self.jumbo:
             # frames larger than one 2 KiB mbuf (net_pcap chains segments)
             specs += [(0, 2100, True), (0, 2100, False), (2, 3000, True), (3, 2100, True), (3, 4000, True)]
-        for vi, size, df in specs:
+        # Every third untagged, the others in an 802.1Q VLAN or a QinQ stack:
+        # the ICMP reply must go back with the same tags.
+        vlans = [[], [(0x8100, 100)], [(0x88A8, 7), (0x8100, 4094)]]
+        for k, (vi, size, df) in enumerate(specs):
             cands = [f for f in self.flows if f["vi"] == vi]
             f = self.r.choice(cands)
             vip = self.cfg["vips"][vi]
@@ -457,7 +462,7 @@ class Gen:
             e = {"kind": "oversize", "vip": vi, "group": f["group"], "flow": f["fid"], "size": size,
                  "df": df, "verdict": "mtu"}
             et = lbpcap.ETH_P_IPV6 if f["v6"] else lbpcap.ETH_P_IP
-            self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), []), e)
+            self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), vlans[k % 3]), e)
 
     def icmp_rules(self):
         """The rules of generated ICMP (RFC 4443 §2.4, RFC 1812 §4.3.2.7-8, §5.3.7).
@@ -555,6 +560,25 @@ class Gen:
             out.append(self.frame(ip, lbpcap.ETH_P_IP, mac))
         for fr in out:
             self.emit(r.random(), fr, {"kind": "novip", "verdict": "drop", "reason": "no_vip"})
+
+    def macs(self):
+        """Packets of new flows to VIPs, sent to another host's MAC, to broadcast
+        and to IPv4 and IPv6 multicast MACs: not ours, never balanced
+        (not_our_mac; group MACs go to the exception port when there is one).
+        check_pcap.py judges them by their destination MAC itself."""
+        r = self.r
+        dsts = ["02:00:00:00:00:99", "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01", "33:33:00:00:00:01"]
+        for k in range(12):
+            vi = k % 2  # VIP 0 (IPv4 TCP) and VIP 1
+            vip = self.cfg["vips"][vi]
+            v6 = ":" in vip["address"]
+            client = self.rand_client(v6)
+            proto = lbpcap.PROTO_NUM[vip["protocol"]]
+            ip = self.ip_l4(client, vip["address"], proto, r.randrange(1024, 65536), vip["port"] or 80, 0, True,
+                            self.payload(30), tcp_flags="S")
+            self.emit(r.random(), self.frame(ip, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP,
+                                             self.mac_of(client), self.rand_tags(), dst_mac=dsts[k % 4]),
+                      {"kind": "mac", "vip": vi, "verdict": "drop", "reason": "not_our_mac"})
 
     def malformed(self):
         r = self.r
@@ -672,6 +696,7 @@ class Gen:
         self.icmp_errors()
         self.oversize()
         self.novip()
+        self.macs()
         self.malformed()
         if self.rules:
             self.icmp_rules()
@@ -744,6 +769,8 @@ def write_bad_configs(outdir):
          "vips[0].backends[4]")
     case("table_not_prime", lambda c: setp(c, ["maglev", "table_size"], 65536), "maglev.table_size")
     case("table_too_big", lambda c: setp(c, ["maglev", "table_size"], 2000003), "maglev.table_size")
+    case("vlan_id_range", lambda c: setp(c, ["encap", "vlan"], 4095), "encap.vlan")
+    case("vlan_policy", lambda c: setp(c, ["encap", "vlan"], "trunk"), "encap.vlan")
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "expect.tsv"), "w") as tsv:
         for name, c, path in cases:
@@ -770,13 +797,14 @@ def main():
     ap.add_argument("--icmp-rules", action="store_true",
                     help="a small ICMP bucket, a run of oversized packets, oversized ICMP errors, "
                          "martian sources")
+    ap.add_argument("--vlan", help="encap.vlan: strip, keep or a VLAN id (default: not set, strip)")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
     if a.bad_configs:
         write_bad_configs(a.outdir)
     else:
-        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules).run(a.outdir)
+        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.vlan).run(a.outdir)
 
 
 if __name__ == "__main__":
