@@ -263,10 +263,6 @@ xdp_free(struct xdp_steer *x)
 #endif
 
 /*
- * Every DPDK port with one queue pair per worker, from one mbuf pool; the
- * ports the workers read in io. 0, or the exit status after a message.
- */
-/*
  * The port's MAC as spillwayd uses it (destination check, source of what it
  * sends): the one --port-mac gives, set on the port, or kept by spillwayd
  * alone when the PMD cannot change its own (net_pcap); else the PMD's.
@@ -308,6 +304,10 @@ found:
 	return 0;
 }
 
+/*
+ * Every DPDK port with one queue pair per worker, from one mbuf pool; the
+ * ports the workers read in io. 0, or the exit status after a message.
+ */
 static int
 start_ports(const struct lb_options *o, uint16_t n_workers, struct lb_io_conf *io,
             struct xdp_steer *xs, struct rte_mempool **pool)
