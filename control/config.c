@@ -249,11 +249,37 @@ const char *const lb_config_encap_names[] = {"ipip", "gue", NULL};
 const char *const lb_config_state_names[] = {"active", "draining", "down", NULL};
 const char *const lb_config_too_big_names[] = {"icmp", "drop", NULL};
 
+/* encap.vlan: "strip" (default), "keep", or a VLAN id 1-4094. */
+static int
+parse_vlan(struct ctx *c, const json_t *v, struct lb_encap_conf *e)
+{
+	e->vlan = LB_VLAN_STRIP;
+	e->vlan_id = 0;
+	if (v == NULL)
+		return 0;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		if (strcmp(s, "strip") == 0)
+			return 0;
+		if (strcmp(s, "keep") == 0) {
+			e->vlan = LB_VLAN_KEEP;
+			return 0;
+		}
+		return fail(c, "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094");
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4094)
+		return fail(c, "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094");
+	e->vlan = LB_VLAN_FIXED;
+	e->vlan_id = (uint16_t)json_integer_value(v);
+	return 0;
+}
+
 static int
 parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 {
-	static const char *const keys[] = {
-	        "source_v4", "source_v6", "next_hop_mac", "mtu", "gue_port", "too_big", NULL};
+	static const char *const keys[] = {"source_v4", "source_v6", "next_hop_mac", "mtu",
+	                                   "gue_port",  "too_big",   "vlan",         NULL};
 	struct lb_encap_conf *e = &cfg->encap;
 	const char *mac = NULL;
 	json_t *o;
@@ -313,7 +339,9 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	if ((rc = get_uint(c, "encap", o, "gue_port", 1, 65535, &u, 0)) != 0)
 		return rc;
 	e->gue_port = htons((uint16_t)u);
-	return get_enum(c, "encap", o, "too_big", lb_config_too_big_names, &e->too_big);
+	if ((rc = get_enum(c, "encap", o, "too_big", lb_config_too_big_names, &e->too_big)) != 0)
+		return rc;
+	return parse_vlan(c, json_object_get(o, "vlan"), e);
 }
 
 static int

@@ -76,6 +76,9 @@ encap_to_json(const struct lb_encap_conf *e)
 	     set(o, "mtu", json_integer(e->mtu)) &&
 	     set(o, "gue_port", json_integer(ntohs(e->gue_port))) &&
 	     set(o, "too_big", json_string(lb_config_too_big_names[e->too_big]));
+	if (ok && e->vlan != LB_VLAN_STRIP)
+		ok = set(o, "vlan",
+		         e->vlan == LB_VLAN_KEEP ? json_string("keep") : json_integer(e->vlan_id));
 	if (!ok) {
 		json_decref(o);
 		return NULL;

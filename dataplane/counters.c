@@ -21,6 +21,7 @@ static const char *const drop_names[LB_DROP__COUNT] = {
         [LB_DROP_MARTIAN_SRC] = "martian_src",
         [LB_DROP_ICMP_LIMITED] = "icmp_limited",
         [LB_DROP_FRAG_FAILED] = "frag_failed",
+        [LB_DROP_NOT_OUR_MAC] = "not_our_mac",
 };
 
 const char *

@@ -35,6 +35,7 @@ enum lb_drop_reason {
 	LB_DROP_MARTIAN_SRC,    /* to a VIP from a martian source (lb_icmp_martian_src) */
 	LB_DROP_ICMP_LIMITED,   /* too big; its ICMP error was over the rate limit */
 	LB_DROP_FRAG_FAILED,    /* to be sent as outer fragments: no mbufs or no room */
+	LB_DROP_NOT_OUR_MAC, /* to another host's MAC, or to a group MAC with no exception port */
 	LB_DROP__COUNT
 };
 

@@ -263,6 +263,48 @@ xdp_free(struct xdp_steer *x)
 #endif
 
 /*
+ * The port's MAC as spillwayd uses it (destination check, source of what it
+ * sends): the one --port-mac gives, set on the port, or kept by spillwayd
+ * alone when the PMD cannot change its own (net_pcap); else the PMD's.
+ * Logged, kept in io.
+ */
+static int
+set_port_mac(const struct lb_options *o, uint16_t port, struct lb_io_conf *io)
+{
+	struct rte_ether_addr mac;
+	char buf[RTE_ETHER_ADDR_FMT_SIZE];
+	int rc;
+
+	for (unsigned int i = 0; i < o->n_port_macs; i++) {
+		if (o->port_macs[i].port != port)
+			continue;
+		memcpy(mac.addr_bytes, o->port_macs[i].mac, 6);
+		rc = rte_eth_dev_default_mac_addr_set(port, &mac);
+		if (rc == -ENOTSUP) {
+			/* Promiscuous mode receives its frames all the same. */
+			rte_ether_format_addr(buf, sizeof(buf), &mac);
+			fprintf(stderr,
+			        "spillwayd: port %u: the PMD cannot change its MAC; spillwayd "
+			        "uses %s as the port's MAC\n",
+			        port, buf);
+			goto found;
+		}
+		if (rc != 0) {
+			fprintf(stderr, "spillwayd: --port-mac: port %u refuses its MAC: %s\n",
+			        port, strerror(-rc));
+			return -1;
+		}
+	}
+	if (rte_eth_macaddr_get(port, &mac) != 0)
+		memset(&mac, 0, sizeof(mac));
+found:
+	memcpy(io->port_mac[port], mac.addr_bytes, 6);
+	rte_ether_format_addr(buf, sizeof(buf), &mac);
+	fprintf(stderr, "spillwayd: port %u: MAC %s\n", port, buf);
+	return 0;
+}
+
+/*
  * Every DPDK port with one queue pair per worker, from one mbuf pool; the
  * ports the workers read in io. 0, or the exit status after a message.
  */
@@ -295,6 +337,8 @@ start_ports(const struct lb_options *o, uint16_t n_workers, struct lb_io_conf *i
 			fprintf(stderr, "spillwayd: %s\n", err);
 			return 1;
 		}
+		if (set_port_mac(o, port, io) != 0)
+			return 1;
 		if ((int)port != o->exc_port)
 			io->rx_ports[io->n_rx_ports++] = port;
 		if (xdp_port(xs, port) != 0)
@@ -402,15 +446,14 @@ main(int argc, char **argv)
 		hooks[n_hooks++] = lb_bird_hook(bird);
 	}
 
-	struct rte_ether_addr mac;
+	/* One-armed, the worker takes the receiving port's MAC per burst. */
 	uint16_t mac_port = opt.out_port >= 0 ? (uint16_t)opt.out_port : io.rx_ports[0];
-
-	rte_eth_macaddr_get(mac_port, &mac);
 	struct lb_workers_params wp = {
 	        .cfg = cfg,
 	        .io = &io,
-	        .src_mac = mac.addr_bytes,
+	        .src_mac = io.port_mac[mac_port],
 	        .has_exception = opt.exc_port >= 0,
+	        .check_dst_mac = !opt.no_dst_mac_check,
 	        .snap = &snap,
 	        .stop = &stop,
 	        .window = &hot_window,

@@ -26,6 +26,8 @@ enum {
 	OPT_BIRD_SOCKET,
 	OPT_DRAIN_WAIT,
 	OPT_METRICS,
+	OPT_DST_MAC_CHECK,
+	OPT_PORT_MAC,
 };
 
 #define DRAIN_WAIT_DEFAULT_MS 5000
@@ -86,6 +88,17 @@ usage(FILE *f)
 	        "  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
 	        "                           traffic) unchanged out of port N, which is not read\n"
 	        "                           (default: drop it, counted as no_vip)\n"
+	        "      --dst-mac-check on|off  on (default): only frames to the receiving\n"
+	        "                           port's MAC are balanced; broadcast and multicast\n"
+	        "                           frames go to the exception port, or are dropped\n"
+	        "                           without one, frames to other hosts' MACs are\n"
+	        "                           dropped (drops counted as not_our_mac). off:\n"
+	        "                           frames to any MAC are balanced\n"
+	        "      --port-mac N=MAC     port N's MAC address (repeatable, at most 8): set\n"
+	        "                           on the port at start-up; a PMD that cannot change\n"
+	        "                           it (net_pcap) keeps its own and spillwayd uses MAC\n"
+	        "                           for the check and as its source; start-up fails if\n"
+	        "                           the PMD refuses it otherwise\n"
 	        "  -i, --idle-exit MS       stop by itself after MS ms without a received packet\n"
 	        "                           (for pcap replays and demos; default: never)\n"
 	        "      --xdp-prog PATH|none XDP program for af_xdp ports (a NIC shared with the\n"
@@ -154,6 +167,31 @@ parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+/* --port-mac N=xx:xx:xx:xx:xx:xx, added to o->port_macs. */
+static int
+parse_port_mac(const char *arg, struct lb_options *o)
+{
+	unsigned int port, m[6];
+	char tail;
+
+	if (o->n_port_macs == LB_OPTIONS_MAX_PORT_MACS) {
+		fprintf(stderr, "spillwayd: --port-mac: at most %d\n", LB_OPTIONS_MAX_PORT_MACS);
+		return -EINVAL;
+	}
+	if (sscanf(arg, "%u=%2x:%2x:%2x:%2x:%2x:%2x%c", &port, &m[0], &m[1], &m[2], &m[3], &m[4],
+	           &m[5], &tail) != 7 ||
+	    port >= RTE_MAX_ETHPORTS || arg[0] < '0' || arg[0] > '9' ||
+	    strlen(strchr(arg, '=') + 1) != 17) {
+		fprintf(stderr, "spillwayd: --port-mac: not PORT=xx:xx:xx:xx:xx:xx: %s\n", arg);
+		return -EINVAL;
+	}
+	o->port_macs[o->n_port_macs].port = (uint16_t)port;
+	for (int i = 0; i < 6; i++)
+		o->port_macs[o->n_port_macs].mac[i] = (uint8_t)m[i];
+	o->n_port_macs++;
+	return 0;
+}
+
 static int
 parse_options(int argc, char **argv, struct lb_options *o)
 {
@@ -172,6 +210,8 @@ parse_options(int argc, char **argv, struct lb_options *o)
 	        {"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
 	        {"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
 	        {"metrics", required_argument, NULL, OPT_METRICS},
+	        {"dst-mac-check", required_argument, NULL, OPT_DST_MAC_CHECK},
+	        {"port-mac", required_argument, NULL, OPT_PORT_MAC},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
@@ -213,6 +253,18 @@ parse_options(int argc, char **argv, struct lb_options *o)
 			break;
 		case OPT_CONTROL:
 			o->control = optarg;
+			break;
+		case OPT_DST_MAC_CHECK:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "spillwayd: --dst-mac-check: not on or off: %s\n",
+				        optarg);
+				return -EINVAL;
+			}
+			o->no_dst_mac_check = strcmp(optarg, "off") == 0;
+			break;
+		case OPT_PORT_MAC:
+			if (parse_port_mac(optarg, o) != 0)
+				return -EINVAL;
 			break;
 		case OPT_METRICS: {
 			struct sockaddr_storage ss;

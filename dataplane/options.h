@@ -7,8 +7,11 @@
 #ifndef LB_OPTIONS_H
 #define LB_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#define LB_OPTIONS_MAX_PORT_MACS 8
 
 struct lb_options {
 	const char *config;
@@ -25,6 +28,12 @@ struct lb_options {
 	const char *bird_include; /* both or neither: route announcement through BIRD */
 	const char *bird_socket;
 	uint32_t drain_wait_ms;
+	bool no_dst_mac_check;    /* --dst-mac-check off: every destination MAC is accepted */
+	unsigned int n_port_macs; /* --port-mac PORT=MAC, in order */
+	struct {
+		uint16_t port;
+		uint8_t mac[6];
+	} port_macs[LB_OPTIONS_MAX_PORT_MACS];
 };
 
 /**

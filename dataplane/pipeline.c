@@ -21,6 +21,7 @@
 #include "encap.h"
 #include "flow_state.h"
 #include "frag_out.h"
+#include "l2.h"
 #include "parse.h"
 #include "pipeline.h"
 
@@ -170,6 +171,7 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	const struct lb_pkt_info *info = &ps->info;
 	uint8_t af = info->key.af, eth_dst[6];
 	uint16_t hlen = lb_icmp_too_big_hlen(af), qlen;
+	struct lb_vlan_tags tags;
 	uint32_t adv;
 	uint8_t *hdr;
 
@@ -201,6 +203,7 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 		m->pkt_len = m->data_len;
 	}
 	memcpy(eth_dst, rte_pktmbuf_mtod_offset(m, uint8_t *, 6), 6);
+	lb_vlan_tags_of(rte_pktmbuf_mtod(m, const uint8_t *), info->l2_len, &tags);
 	rte_pktmbuf_adj(m, info->l2_len);
 	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - qlen));
 	hdr = (uint8_t *)rte_pktmbuf_prepend(m, hlen);
@@ -211,8 +214,23 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 	adv = (uint32_t)s->encap.mtu - overhead;
 	if (af == LB_AF_INET6 && adv < LB_FRAG_OUT_IPV6_MIN)
 		adv = LB_FRAG_OUT_IPV6_MIN;
-	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->src_mac, af, qlen, adv);
-	return 0;
+	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->rx_mac, af, qlen, adv);
+	/* Back into the VLAN(s) the packet came from. */
+	return lb_vlan_push(m, &tags) == 0 ? 0 : LB_DROP_NO_HEADROOM;
+}
+
+/*
+ * A frame not addressed to the receiving port's MAC is never balanced: a
+ * group-addressed one (ARP, ND, other multicast) is the host's, for the
+ * exception port if there is one; the rest are dropped as not_our_mac.
+ */
+static __attribute__((noinline, cold)) void
+mac_reject(const struct lb_worker *w, struct pkt_state *ps, enum lb_mac_class mc)
+{
+	memset(&ps->info, 0, sizeof(ps->info));
+	ps->vip = NULL;
+	ps->verdict =
+	        mc == LB_MAC_GROUP && w->has_exception ? LB_PARSE_NOT_LB : LB_DROP_NOT_OUR_MAC;
 }
 
 /*
@@ -387,6 +405,7 @@ oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 {
 	struct lb_core_counters *cnt = w->cnt;
 	uint32_t len = ps->info.l3_len;
+	struct lb_vlan_tags tags;
 	unsigned int why;
 	int n;
 
@@ -399,6 +418,9 @@ oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 			drop(w, out, m, why);
 		return;
 	}
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP)) /* read before the headers overwrite them */
+		lb_vlan_fwd_tags(&s->encap, rte_pktmbuf_mtod(m, const uint8_t *), ps->info.l2_len,
+		                 &tags);
 	if (!encap_in_place(w, s, m, ps, &s->backends[bid], out, t4, LB_ETH_HLEN + overhead))
 		return;
 	n = lb_frag_out_split(m, s->encap.mtu, w->frag_id, &out->frag[out->n_frag],
@@ -406,6 +428,14 @@ oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	if (n < 0) {
 		drop(w, out, m, LB_DROP_FRAG_FAILED);
 		return;
+	}
+	/* Every fragment carries the forwarding policy's tags. */
+	for (int i = 0; s->encap.vlan != LB_VLAN_STRIP && i < n; i++) {
+		if (lb_vlan_push(out->frag[out->n_frag + i], &tags) != 0) {
+			rte_pktmbuf_free_bulk(&out->frag[out->n_frag], (unsigned int)n);
+			drop(w, out, m, LB_DROP_FRAG_FAILED);
+			return;
+		}
 	}
 	rte_pktmbuf_free(m);
 	w->frag_id++;
@@ -438,13 +468,21 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	uint16_t overhead = (uint16_t)((be_af == LB_AF_INET ? LB_IP4_HLEN : LB_IP6_HLEN) +
 	                               (encap == LB_ENCAP_GUE ? LB_UDP_HLEN : 0));
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
+	struct lb_vlan_tags tags;
 
 	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
 		oversize(w, s, m, ps, bid, out, t4, overhead);
 		return;
 	}
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP)) /* read before the headers overwrite them */
+		lb_vlan_fwd_tags(&s->encap, rte_pktmbuf_mtod(m, const uint8_t *), ps->info.l2_len,
+		                 &tags);
 	if (unlikely(!encap_in_place(w, s, m, ps, be, out, t4, hlen)))
 		return;
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP) && lb_vlan_push(m, &tags) != 0) {
+		drop(w, out, m, LB_DROP_NO_HEADROOM);
+		return;
+	}
 	if (acc != NULL) {
 		if (unlikely(v->id != acc->vid)) {
 			vip_acc_flush(cnt, acc);
@@ -717,6 +755,16 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (w->check_dst_mac && likely(rte_pktmbuf_data_len(m) >= LB_ETH_HLEN)) {
+			enum lb_mac_class mc =
+			        lb_mac_classify(rte_pktmbuf_mtod(m, const uint8_t *), w->rx_mac);
+
+			if (unlikely(mc != LB_MAC_OURS)) {
+				mac_reject(w, ps, mc);
+				uniform = false;
+				continue;
+			}
+		}
 		ps->verdict =
 		        lb_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
 		                       rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &ps->info);

@@ -36,6 +36,8 @@ struct lb_worker {
 	uint32_t closing_idle;      /* after a FIN or RST (flows.closing_idle_ms) */
 	struct lb_flow_guard guard; /* new-flow rate guard (flows.new_flow_rate) */
 	uint8_t src_mac[6];         /* outer Ethernet source: the out port's MAC */
+	uint8_t rx_mac[6];          /* the receiving port's MAC: ICMP replies' source */
+	bool check_dst_mac;         /* only frames to rx_mac are ours (lb_mac_classify) */
 	bool has_exception;         /* non-VIP traffic goes to the exception port */
 	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */
 	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */

@@ -53,6 +53,13 @@ enum lb_too_big_policy {
 	LB_TOO_BIG_DROP,
 };
 
+/* Which VLAN tags an encapsulated frame carries (encap.vlan). */
+enum lb_vlan_policy {
+	LB_VLAN_STRIP = 0, /* none */
+	LB_VLAN_KEEP,      /* the received frame's tags, as they were */
+	LB_VLAN_FIXED,     /* one 802.1Q tag, VLAN id lb_encap_conf.vlan_id */
+};
+
 /*
  * One backend membership (a backend address in one VIP). Its id, the index in
  * lb_snapshot.backends, is stable for as long as the membership exists; when it
@@ -102,6 +109,8 @@ struct lb_encap_conf {
 	uint16_t mtu;      /* L3 MTU of the egress link */
 	uint16_t gue_port; /* network byte order */
 	uint8_t too_big;   /* enum lb_too_big_policy */
+	uint8_t vlan;      /* enum lb_vlan_policy */
+	uint16_t vlan_id;  /* 1-4094 for LB_VLAN_FIXED, else 0 */
 };
 
 struct lb_snapshot {

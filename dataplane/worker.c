@@ -4,6 +4,8 @@
  * RX burst, process, TX burst, and a quiescent-state report once per pass so
  * control knows when a retired snapshot can no longer be in use here.
  */
+#include <string.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -91,6 +93,10 @@ lb_worker_main(void *arg)
 
 			if (n == 0)
 				continue;
+			/* Replies leave by the receiving port, and one-armed so does the rest. */
+			memcpy(w->rx_mac, io->port_mac[port], 6);
+			if (io->out_port < 0)
+				memcpy(w->src_mac, io->port_mac[port], 6);
 			lb_pipeline_burst(w, s, pkts, n, &out);
 			uint16_t fwd_port = io->out_port < 0 ? port : (uint16_t)io->out_port;
 

@@ -20,6 +20,7 @@ struct lb_io_conf {
 	uint16_t rx_ports[RTE_MAX_ETHPORTS];
 	int out_port; /* -1: one-armed, out of the port the packet came in on */
 	int exc_port; /* -1: none, non-VIP traffic is dropped */
+	uint8_t port_mac[RTE_MAX_ETHPORTS][6]; /* each port's MAC (rte_eth_macaddr_get) */
 };
 
 struct lb_worker_ctx {

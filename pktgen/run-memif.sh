@@ -30,6 +30,8 @@
 # worker on CPU 0 next to spillwayd's idle control thread), so the two busy
 # loops do not share a CPU. SG_LCORES / LB_LCORES override. Memory: -m 256 each
 # on hugepages if 512 are free, else --no-huge -m 512; EAL_MEM overrides.
+# LB_MAC (default 02:00:00:00:00:fe): spillwayd's memif MAC (mac=) and
+# spillgen's --dst-mac, since spillwayd balances only frames to its port's MAC.
 # Stop order: spillgen runs its scenario, writes its results and exits (closing
 # the memif server); then spillwayd is stopped (SIGTERM: it writes its
 # counters). STOP_ORDER=spillwayd-first stops spillwayd as soon as spillgen's
@@ -109,6 +111,9 @@ fi
 SG_LCORES=${SG_LCORES:-0@1,1@0}
 LB_LCORES=${LB_LCORES:-0-1}
 STOP_ORDER=${STOP_ORDER:-spillgen-first}
+# spillwayd's memif MAC, and what spillgen sends to: spillwayd balances only
+# frames to its port's MAC (--dst-mac-check).
+LB_MAC=${LB_MAC:-02:00:00:00:00:fe}
 case $DUT in
 spillwayd) ;;
 testpmd) STOP_ORDER=spillwayd-first ;;
@@ -137,7 +142,7 @@ run_once() {
 	timeout 900 "$BUILD/pktgen/spillgen" --lcores "$SG_LCORES" $MEM --no-pci \
 		--file-prefix "spillgen-$$" --log-level 'lib.*:warning' \
 		--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
-		-- --lb-config "$LBCONF" --link-wait "$LINK_WAIT" "${PROGRESS[@]}" "${DONE[@]}" "${SG_ARGS[@]}" \
+		-- --lb-config "$LBCONF" --link-wait "$LINK_WAIT" --dst-mac "$LB_MAC" "${PROGRESS[@]}" "${DONE[@]}" "${SG_ARGS[@]}" \
 		2>"$SG_ERR" &
 	SG_PID=$!
 	# Shown as it comes; kept in the file to tell a link failure from others.
@@ -172,7 +177,7 @@ run_once() {
 		# shellcheck disable=SC2086
 		timeout 900 "$BUILD/spillwayd" -l "$LB_LCORES" $MEM --no-pci \
 			--file-prefix "spillwayd-$$" --log-level 'lib.*:warning' --log-level 'pmd.net.memif:debug' \
-			--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no" \
+			--vdev="net_memif0,role=client,socket=$SOCK,socket-abstract=no,mac=$LB_MAC" \
 			-- --config "$LBCONF" --stats-file "$WORK/spillwayd-stats.json" ${LB_ARGS:-} \
 			>>"$WORK/spillwayd.log" 2>&1 &
 	fi

@@ -486,6 +486,8 @@ worker_make(void)
 	w->now = 1000;
 	w->tcp_idle = w->udp_idle = 1u << 30; /* nothing ages out during the run */
 	memcpy(w->src_mac, g_port_mac, sizeof(g_port_mac));
+	memcpy(w->rx_mac, g_port_mac, sizeof(g_port_mac));
+	w->check_dst_mac = true; /* spillwayd's default: the frames are to g_port_mac */
 	return w;
 }
 

@@ -19,7 +19,8 @@
  *    out exactly once, the counters conserve packets (rx = forwarded +
  *    icmp_sent + exception + drops), a forwarded packet is well-formed outer
  *    headers around exactly the inner IP packet of the input, an ICMP too-big
- *    is well-formed with valid checksums and quotes the input, an exception
+ *    is well-formed with valid checksums, carries the frame's VLAN tags and
+ *    quotes the input, an exception
  *    packet is untouched, and once freed the mempool is full again.
  *
  * EAL runs once per process, without hugepages or PCI. The flow table is
@@ -268,6 +269,7 @@ init_once(void)
 	g_w->tcp_idle = IDLE;
 	g_w->udp_idle = IDLE;
 	memcpy(g_w->src_mac, g_port_mac, 6);
+	memcpy(g_w->rx_mac, g_port_mac, 6); /* one-armed: replies leave with the same MAC */
 }
 
 /* --- parser ---------------------------------------------------------------- */
@@ -479,9 +481,18 @@ static void
 check_back(const struct lb_snapshot *s, const struct rte_mbuf *m, const uint8_t *frame,
            const struct lb_pkt_info *info)
 {
+	static uint8_t untagged[LINEAR_MAX];
 	const uint8_t *p = linearize(m);
 	uint32_t n = rte_pktmbuf_pkt_len(m), q;
+	/* The reply goes back into the frame's VLANs: the same tags, then as untagged. */
+	const uint32_t tl = info->l2_len - 14u;
 
+	FUZZ_CHECK(n > 14 + tl && memcmp(p + 12, frame + 12, tl) == 0,
+	           "ICMP reply without the frame's %u bytes of VLAN tags", tl);
+	memcpy(untagged, p, 12);
+	memcpy(untagged + 12, p + 12 + tl, n - 12 - tl);
+	p = untagged;
+	n -= tl;
 	FUZZ_CHECK(memcmp(p + 6, g_port_mac, 6) == 0 && memcmp(p, frame + 6, 6) == 0, "ICMP MACs");
 	if (info->key.af == LB_AF_INET) {
 		FUZZ_CHECK(n > 42 && n <= 14 + 576, "ICMP of %u bytes", n);

@@ -7,7 +7,13 @@ spillwayd sent (out.pcap) and its final stats JSON, and checks every output
 frame and every counter against the contract. Uses scapy's pcap reader and the
 standard library only; nothing from the project's C code.
 
-Usage: /usr/bin/python3 check_pcap.py DIR [--out OUT.pcap] [--stats STATS.json] [-v]
+Usage: /usr/bin/python3 check_pcap.py DIR [--out OUT.pcap] [--stats STATS.json]
+       [--exception EXC.pcap] [--fwd-out FWD.pcap --out-mac MAC] [-v]
+
+The receiving port's MAC is the manifest's lb_mac: frames to any other MAC
+must not be balanced (not_our_mac; group MACs go to the exception port when
+there is one). Output VLAN tags must be the input's on ICMP replies, and on
+encapsulated frames what encap.vlan says (none, the input's, or one 802.1Q tag).
 Exit status 0 when everything holds, 1 with one line per violation otherwise.
 """
 
@@ -26,7 +32,7 @@ from lbpcap import ip_norm, ip_version  # noqa: E402
 
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed", "l4_trunc",
                 "icmp_trunc", "icmp_malformed", "no_vip", "no_backend", "too_big", "no_headroom",
-                "tx_full", "martian_src", "icmp_limited", "frag_failed"]
+                "tx_full", "martian_src", "icmp_limited", "frag_failed", "not_our_mac"]
 TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_sent", "exception",
               "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors",
               "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions",
@@ -47,6 +53,20 @@ CHI2_MIN_P = 1e-4
 SPREAD_MIN_UNITS = 100
 
 MARKER = re.compile(rb"SPW\d{8}\|")
+VLAN_TPIDS = (0x8100, 0x88A8)
+
+
+def wire_tags(frame):
+    """The VLAN tags of a frame as on the wire: [(TPID, TCI)], outermost first."""
+    tags, off = [], 12
+    while len(frame) >= off + 4 and int.from_bytes(frame[off:off + 2], "big") in VLAN_TPIDS:
+        tags.append((int.from_bytes(frame[off:off + 2], "big"), int.from_bytes(frame[off + 2:off + 4], "big")))
+        off += 4
+    return tags
+
+
+def mac_str(b):
+    return ":".join("%02x" % x for x in b)
 
 IPV6_MIN_MTU = 1280  # RFC 8200 §5
 
@@ -56,10 +76,11 @@ def outer_fragment(frame):
     offset set) or an outer IPv6 packet with a fragment header (RFC 8200 §4.5), else None.
     key: (version, src, dst, protocol after the fragment header, identification)."""
     import struct
-    if len(frame) < 14:
+    l2 = lbpcap.strip_l2(frame)
+    if not l2:
         return None
-    et = struct.unpack_from("!H", frame, 12)[0]
-    p = frame[14:]
+    _, et, l2len = l2
+    p = frame[l2len:]
     errs = []
     if et == lbpcap.ETH_P_IP and len(p) >= 20 and p[0] == 0x45:
         fo = struct.unpack_from("!H", p, 6)[0]
@@ -73,7 +94,7 @@ def outer_fragment(frame):
         if fo & 0x4000:
             errs.append("outer IPv4 fragment with DF set")
         key = (4, p[12:16], p[16:20], p[9], struct.unpack_from("!H", p, 4)[0])
-        return key, (fo & 0x1FFF) * 8, bool(fo & 0x2000), p[20:tl], errs, p[:20], len(p)
+        return key, (fo & 0x1FFF) * 8, bool(fo & 0x2000), p[20:tl], errs, p[:20], len(p), l2len
     if et == lbpcap.ETH_P_IPV6 and len(p) >= 48 and p[0] >> 4 == 6 and p[6] == 44:
         pl = struct.unpack_from("!H", p, 4)[0]
         if 40 + pl != len(p):
@@ -83,7 +104,7 @@ def outer_fragment(frame):
             errs.append("outer IPv6 fragment header reserved bits set")
         off = struct.unpack_from("!H", fh, 2)[0]
         key = (6, p[8:24], p[24:40], fh[0], struct.unpack_from("!I", fh, 4)[0])
-        return key, (off >> 3) * 8, bool(off & 1), p[48:40 + pl], errs, p[:40], len(p)
+        return key, (off >> 3) * 8, bool(off & 1), p[48:40 + pl], errs, p[:40], len(p), l2len
     return None
 
 
@@ -100,7 +121,8 @@ def reassemble(frags, mtu):
     body = b""
     first = frags[0]
     v = first[2][0][0]
-    for k, (j, fr, (key, off, more, pl, e, hdr, l3)) in enumerate(frags):
+    l2len = first[2][7]
+    for k, (j, fr, (key, off, more, pl, e, hdr, l3, _)) in enumerate(frags):
         errs += ["out#%d: %s" % (j, x) for x in e]
         if l3 > mtu:
             errs.append("out#%d: outer fragment of %d bytes over encap.mtu %d" % (j, l3, mtu))
@@ -111,8 +133,8 @@ def reassemble(frags, mtu):
             errs.append("out#%d: MF/M %s on %s fragment" % (j, int(more), "the last" if last else "a non-last"))
         if not last and len(pl) % 8:
             errs.append("out#%d: non-last fragment of %d bytes (not a multiple of 8)" % (j, len(pl)))
-        if fr[:14] != first[1][:14]:
-            errs.append("out#%d: Ethernet header differs from the first fragment's" % j)
+        if fr[:l2len] != first[1][:l2len]:
+            errs.append("out#%d: Ethernet header (and VLAN tags) differ from the first fragment's" % j)
         same = (hdr[1], hdr[8], hdr[9]) == (first[2][5][1], first[2][5][8], first[2][5][9]) if v == 4 else \
             hdr[:4] == first[2][5][:4] and hdr[7] == first[2][5][7]
         if not same:
@@ -127,7 +149,7 @@ def reassemble(frags, mtu):
     else:
         struct.pack_into("!H", h, 4, len(body))
         h[6] = first[2][0][3]
-    return first[1][:14] + bytes(h) + body, errs
+    return first[1][:l2len] + bytes(h) + body, errs
 
 
 def out_span(path):
@@ -140,7 +162,7 @@ def out_span(path):
 
 
 class Checker:
-    def __init__(self, d, out, stats, verbose, exception=None):
+    def __init__(self, d, out, stats, verbose, exception=None, fwd_out=None, out_mac=None):
         self.dir = d
         self.verbose = verbose
         self.fails = []
@@ -150,6 +172,12 @@ class Checker:
         if not os.path.exists(out):
             raise SystemExit("check_pcap: FAIL: %s does not exist" % out)
         self.outputs = lbpcap.read_pcap(out)
+        # With --out-port, encapsulated frames leave by the other port (fwd_out)
+        # and only ICMP replies by the receiving one (out).
+        self.n_rx_port_out = len(self.outputs)
+        self.fwd_out = fwd_out
+        if fwd_out:
+            self.outputs += lbpcap.read_pcap(fwd_out)
         self.stats = json.load(open(stats)) if stats else None
         self.exc_path = exception
         self.exc = lbpcap.read_pcap(exception) if exception else None
@@ -157,6 +185,11 @@ class Checker:
         self.mtu = enc.get("mtu", 1500)
         self.gue_port = enc.get("gue_port", lbpcap.DEFAULT_GUE_PORT)
         self.too_big = enc.get("too_big", "icmp")
+        # The receiving port's MAC (the generator's, which the runner gives
+        # spillwayd as --port-mac) and the forwarding port's.
+        self.port_mac = json.load(open(os.path.join(d, "manifest.json")))["lb_mac"].lower()
+        self.out_mac = (out_mac or self.port_mac).lower()
+        self.vlan = enc.get("vlan", "strip")
         # The per-core ICMP token bucket (docs/operations.md defaults): one worker here.
         icmp = self.cfg.get("icmp", {})
         self.icmp_rate = icmp.get("rate_per_sec", 1000)
@@ -233,8 +266,11 @@ class Checker:
                 self.fail("out#%d: %s" % (j, e))
             if d.eth_src:
                 self.port_macs[d.eth_src] += 1
-            if d.vlan:
-                self.fail("out#%d: output frame carries VLAN tags %s (must be untagged)" % (j, d.vlan))
+            on_rx_port = j < self.n_rx_port_out
+            if d.kind == "encap" and self.fwd_out and on_rx_port:
+                self.fail("out#%d: encapsulated frame left by the receiving port, not --out-port" % j)
+            if d.kind in ("icmp4", "icmp6") and not on_rx_port:
+                self.fail("out#%d: ICMP reply left by --out-port, not the receiving port" % j)
             if d.kind == "encap":
                 i = self.by_ip.get(bytes(d.inner))
                 if i is None:
@@ -252,8 +288,6 @@ class Checker:
                 self.replies[i].append((j, d))
             elif not d.errors:
                 self.fail("out#%d: unexpected output frame" % j)
-        if len(self.port_macs) > 1:
-            self.fail("output frames use %d different source MACs: %s" % (len(self.port_macs), dict(self.port_macs)))
 
     # ------------------------------------------------------------------ per input
     def group_backend(self, group):
@@ -262,6 +296,10 @@ class Checker:
 
     def resolve(self, i, e):
         """The verdict input i must get: forward / icmp / drop, and drop reason."""
+        fr = self.inputs[i]
+        if len(fr) >= 14 and mac_str(fr[0:6]) != self.port_mac:
+            # Not to the receiving port's MAC: never balanced, whatever it carries.
+            return "drop", "not_our_mac", []
         v = e["verdict"]
         if v != "mtu":
             return v, e.get("reason"), e.get("alt", [])
@@ -404,12 +442,17 @@ class Checker:
                 self.fail("in#%d: sent %d times to the exception port" % (i, n))
             if v == ("drop", "no_vip"):
                 self.expect_drops["no_vip"] -= 1
+            elif v == ("drop", "not_our_mac") and self.inputs[i][0] & 1:
+                self.expect_drops["not_our_mac"] -= 1  # group MAC: the host's
             elif i in amb and "no_vip" in amb[i]:
                 self.ambiguous = [(k, rs) for k, rs in self.ambiguous if k != i]
             else:
                 self.fail("in#%d (%s, verdict %s): must not go to the exception port" % (
                     i, self.man[i]["kind"], v))
         for i, v in self.verdicts.items():
+            if v == ("drop", "not_our_mac") and self.inputs[i][0] & 1 and i not in got:
+                self.fail("in#%d (%s): frame to group MAC %s not sent to the exception port" % (
+                    i, self.man[i]["kind"], mac_str(self.inputs[i][0:6])))
             if v == ("drop", "no_vip") and i not in got:
                 self.fail("in#%d (%s): traffic for no VIP not sent to the exception port" % (i, self.man[i]["kind"]))
         self.n_exc = len(self.exc)
@@ -422,6 +465,17 @@ class Checker:
         at = "%s -> out#%d" % (what, j)
         if d.eth_dst != self.nh_mac:
             self.fail("%s: Ethernet dst %s != next_hop_mac %s" % (at, d.eth_dst, self.nh_mac))
+        if d.eth_src != self.out_mac:
+            self.fail("%s: Ethernet src %s != the sending port's MAC %s" % (at, d.eth_src, self.out_mac))
+        if self.vlan == "strip":
+            want_tags = []
+        elif self.vlan == "keep":
+            want_tags = wire_tags(fr)
+        else:
+            want_tags = [(0x8100, int(self.vlan))]
+        got_tags = wire_tags(self.outputs[j])
+        if got_tags != want_tags:
+            self.fail("%s: VLAN tags %s, encap.vlan %s wants %s" % (at, got_tags, self.vlan, want_tags))
         if d.outer_dst not in self.usable[vi]:
             self.fail("%s: outer dst %s is not a usable backend of the VIP (%s)" % (
                 at, d.outer_dst, sorted(self.usable[vi])))
@@ -477,6 +531,11 @@ class Checker:
             want_mtu = max(want_mtu, IPV6_MIN_MTU)  # RFC 2473 §7.1(a), RFC 8200 §5
         if d.eth_dst != client_mac:
             self.fail("%s: ICMP reply Ethernet dst %s != the packet's source MAC %s" % (at, d.eth_dst, client_mac))
+        if d.eth_src != self.port_mac:
+            self.fail("%s: ICMP reply Ethernet src %s != the receiving port's MAC %s" % (at, d.eth_src, self.port_mac))
+        if wire_tags(self.outputs[j]) != wire_tags(fr):
+            self.fail("%s: ICMP reply VLAN tags %s != the packet's %s (back into its VLANs)" % (
+                at, wire_tags(self.outputs[j]), wire_tags(fr)))
         if d.outer_dst != client:
             self.fail("%s: ICMP reply to %s, not the client %s" % (at, d.outer_dst, client))
         if d.ttl is not None and d.ttl == 0:
@@ -812,13 +871,15 @@ def main():
     ap.add_argument("--out", help="default DIR/out.pcap")
     ap.add_argument("--stats", help="default DIR/stats.json; 'none' skips the stats checks")
     ap.add_argument("--exception", help="pcap written by the exception port (daemon run with --exception-port)")
+    ap.add_argument("--fwd-out", help="pcap of the --out-port port: the encapsulated frames")
+    ap.add_argument("--out-mac", help="the --out-port port's MAC (default: the receiving port's)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     out = a.out or os.path.join(a.dir, "out.pcap")
     stats = a.stats or os.path.join(a.dir, "stats.json")
     if stats == "none":
         stats = None
-    sys.exit(Checker(a.dir, out, stats, a.verbose, a.exception).run())
+    sys.exit(Checker(a.dir, out, stats, a.verbose, a.exception, a.fwd_out, a.out_mac).run())
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ ABORTED = -32010
 DROP_REASONS = ["eth_trunc", "ip4_trunc", "ip4_malformed", "ip6_trunc", "ip6_malformed",
                 "l4_trunc", "icmp_trunc", "icmp_malformed", "no_vip", "no_backend",
                 "too_big", "no_headroom", "tx_full", "martian_src", "icmp_limited",
-                "frag_failed"]
+                "frag_failed", "not_our_mac"]
 
 
 NOTHING = object()  # no forged reply pending

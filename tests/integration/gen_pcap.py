@@ -103,7 +103,8 @@ def make_config(too_big, flow_capacity=262144, mtu=MTU):
 
 
 class Gen:
-    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False, mtu=MTU):
+    def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False, mtu=MTU,
+                 vlan=None):
         self.jumbo = jumbo
         self.mtu = mtu
         self.rules = icmp_rules
@@ -111,6 +112,8 @@ class Gen:
         self.scale = scale
         self.too_big = too_big
         self.cfg = make_config(too_big, flow_capacity, mtu)
+        if vlan is not None:
+            self.cfg["encap"]["vlan"] = int(vlan) if vlan.isdigit() else vlan
         if icmp_rules:
             # a bucket the 40-packet run overflows long before it refills
             self.cfg["icmp"] = {"rate_per_sec": 1, "burst": 8}
@@ -145,9 +148,9 @@ class Gen:
             return [(0x8100, self.r.randrange(1, 4095)), (0x8100, self.r.randrange(1, 4095))]
         return []
 
-    def frame(self, ip, ethertype, src_mac, tags=None, pad=None):
+    def frame(self, ip, ethertype, src_mac, tags=None, pad=None, dst_mac=LB_MAC):
         """Ethernet frame around raw L3 bytes. pad None = random realistic padding."""
-        hdr = bytes.fromhex(LB_MAC.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
+        hdr = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
         for tpid, vid in tags or []:
             hdr += struct.pack("!HH", tpid, vid)
         hdr += struct.pack("!H", ethertype)
@@ -483,7 +486,10 @@ class Gen:
             # IPv4 or IPv6, VIP 9: 6in4 or 6in6): up to 1280 bytes outer fragments, above a PTB
             specs += [(3, self.mtu - 40, True), (3, self.mtu - 39, True), (3, 1280, True), (3, 1281, True),
                       (4, 1280, True), (4, 1300, True), (9, 1270, True), (9, 1280, True), (9, 1281, True)]
-        for vi, size, df in specs:
+        # Every third untagged, the others in an 802.1Q VLAN or a QinQ stack:
+        # the ICMP reply must go back with the same tags.
+        vlans = [[], [(0x8100, 100)], [(0x88A8, 7), (0x8100, 4094)]]
+        for k, (vi, size, df) in enumerate(specs):
             cands = [f for f in self.flows if f["vi"] == vi]
             f = self.r.choice(cands)
             vip = self.cfg["vips"][vi]
@@ -495,7 +501,7 @@ class Gen:
             e = {"kind": "oversize", "vip": vi, "group": f["group"], "flow": f["fid"], "size": size,
                  "df": df, "verdict": "mtu"}
             et = lbpcap.ETH_P_IPV6 if f["v6"] else lbpcap.ETH_P_IP
-            self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), []), e)
+            self.emit(f["t0"] + 0.0005, self.frame(ip, et, self.mac_of(f["client"]), vlans[k % 3]), e)
 
     def icmp_rules(self):
         """The rules of generated ICMP (RFC 4443 §2.4, RFC 1812 §4.3.2.7-8, §5.3.7).
@@ -593,6 +599,25 @@ class Gen:
             out.append(self.frame(ip, lbpcap.ETH_P_IP, mac))
         for fr in out:
             self.emit(r.random(), fr, {"kind": "novip", "verdict": "drop", "reason": "no_vip"})
+
+    def macs(self):
+        """Packets of new flows to VIPs, sent to another host's MAC, to broadcast
+        and to IPv4 and IPv6 multicast MACs: not ours, never balanced
+        (not_our_mac; group MACs go to the exception port when there is one).
+        check_pcap.py judges them by their destination MAC itself."""
+        r = self.r
+        dsts = ["02:00:00:00:00:99", "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01", "33:33:00:00:00:01"]
+        for k in range(12):
+            vi = k % 2  # VIP 0 (IPv4 TCP) and VIP 1
+            vip = self.cfg["vips"][vi]
+            v6 = ":" in vip["address"]
+            client = self.rand_client(v6)
+            proto = lbpcap.PROTO_NUM[vip["protocol"]]
+            ip = self.ip_l4(client, vip["address"], proto, r.randrange(1024, 65536), vip["port"] or 80, 0, True,
+                            self.payload(30), tcp_flags="S")
+            self.emit(r.random(), self.frame(ip, lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP,
+                                             self.mac_of(client), self.rand_tags(), dst_mac=dsts[k % 4]),
+                      {"kind": "mac", "vip": vi, "verdict": "drop", "reason": "not_our_mac"})
 
     def malformed(self):
         r = self.r
@@ -711,6 +736,7 @@ class Gen:
         self.icmp_errors()
         self.oversize()
         self.novip()
+        self.macs()
         self.malformed()
         if self.rules:
             self.icmp_rules()
@@ -783,6 +809,8 @@ def write_bad_configs(outdir):
          "vips[0].backends[4]")
     case("table_not_prime", lambda c: setp(c, ["maglev", "table_size"], 65536), "maglev.table_size")
     case("table_too_big", lambda c: setp(c, ["maglev", "table_size"], 2000003), "maglev.table_size")
+    case("vlan_id_range", lambda c: setp(c, ["encap", "vlan"], 4095), "encap.vlan")
+    case("vlan_policy", lambda c: setp(c, ["encap", "vlan"], "trunk"), "encap.vlan")
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "expect.tsv"), "w") as tsv:
         for name, c, path in cases:
@@ -811,13 +839,15 @@ def main():
                          "martian sources")
     ap.add_argument("--mtu", type=int, default=MTU, help="encap.mtu (below 1328: the IPv6 tunnel "
                     "MTU is under 1280, RFC 2473 §7.1 cases are added)")
+    ap.add_argument("--vlan", help="encap.vlan: strip, keep or a VLAN id (default: not set, strip)")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
     if a.bad_configs:
         write_bad_configs(a.outdir)
     else:
-        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu).run(a.outdir)
+        Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu,
+            a.vlan).run(a.outdir)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import spwrpc  # noqa: E402
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 CLIENT_MAC = "02:00:00:00:0c:01"
-LB_MAC = "02:00:00:00:0b:01"
+LB_MAC = "02:00:00:00:0b:01"  # lb0's MAC (test_membership.sh sets it)
 
 
 # Rounds of retransmission of lost packets per phase (see exchange()).

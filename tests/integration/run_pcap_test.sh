@@ -63,7 +63,10 @@ run_daemon() {
 EXTRA_EAL=()
 
 # replay NAME [gen_pcap.py args...]; with EXC=1 a second net_pcap port takes
-# traffic for no VIP (--exception-port 1)
+# traffic for no VIP (--exception-port 1); with OUTP=1 a second net_pcap port
+# takes the encapsulated frames (--out-port 1, its own MAC) and the receiving
+# port only the ICMP replies. Port 0's MAC is the generator's (manifest lb_mac):
+# net_pcap cannot change its MAC, so spillwayd is told it with --port-mac.
 replay() {
 	local name=$1
 	shift
@@ -71,7 +74,17 @@ replay() {
 	local daemon_args=(--idle-exit 1500) check_args=()
 	echo "== pcap replay: $name"
 	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" "$@"
+	local mac
+	mac=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["lb_mac"])' "$d/manifest.json")
+	daemon_args+=(--port-mac "0=$mac")
 	EXTRA_EAL=()
+	if [[ -n ${OUTP:-} ]]; then
+		$PY -c 'import sys; sys.path.insert(0, sys.argv[1]); import lbpcap; lbpcap.write_pcap(sys.argv[2], [])' \
+			"$HERE" "$d/empty.pcap"
+		EXTRA_EAL=(--vdev="net_pcap1,rx_pcap=$d/empty.pcap,tx_pcap=$d/fwd.pcap")
+		daemon_args+=(--out-port 1 --port-mac 1=02:00:00:00:00:fd)
+		check_args=(--fwd-out "$d/fwd.pcap" --out-mac 02:00:00:00:00:fd)
+	fi
 	if [[ -n ${EXC:-} ]]; then
 		$PY -c 'import sys; sys.path.insert(0, sys.argv[1]); import lbpcap; lbpcap.write_pcap(sys.argv[2], [])' \
 			"$HERE" "$d/empty.pcap"
@@ -109,6 +122,12 @@ replay icmp-rules --scale 0.1 --seed $((SEED + 3)) --no-jumbo --icmp-rules
 # encap.mtu 1300: IPv6 tunnel MTUs under 1280 (RFC 2473 §7.1: outer fragments up
 # to 1280 bytes, PTB 1280 above), IPv4 without DF as outer fragments (RFC 2003 §5.1)
 replay mtu1300 --scale 0.1 --seed $((SEED + 4)) --mtu 1300
+# forwarding's VLAN policy: the input's tags kept, or one fixed 802.1Q tag
+replay vlan-keep --scale 0.1 --seed $((SEED + 5)) --no-jumbo --vlan keep
+replay vlan-id --scale 0.1 --seed $((SEED + 6)) --no-jumbo --vlan 4000
+# two ports: encapsulated frames out of port 1 with its MAC, ICMP replies out
+# of the receiving port with the receiving port's MAC
+OUTP=1 replay out-port --scale 0.1 --seed $((SEED + 7)) --no-jumbo
 
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"

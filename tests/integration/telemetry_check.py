@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lbpcap  # noqa: E402
 import spwrpc  # noqa: E402
 
+# DST_MAC: the port MAC test_telemetry.sh gives spillwayd (--port-mac 0=).
 SRC_MAC, DST_MAC = "02:00:00:00:00:aa", "02:00:00:00:00:bb"
 HOT_SRC = "2001:db8:ff::1"
 

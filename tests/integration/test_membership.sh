@@ -47,6 +47,8 @@ ip link add lb0 netns "$NS_LB" type veth peer name cl0 netns "$NS_CL"
 for ns in "$NS_LB" "$NS_CL"; do
 	ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1
 done
+# The MAC membership_check.py sends to: spillwayd balances only frames to its port's MAC.
+ip -n "$NS_LB" link set lb0 address 02:00:00:00:0b:01
 ip -n "$NS_LB" link set lb0 up
 ip -n "$NS_CL" link set cl0 up
 # No ARP or other chatter from the client side's kernel on this link.

@@ -38,6 +38,7 @@ $PY "$HERE/telemetry_check.py" gen "$WORK"
 timeout -k 5 120 "$SPW" $(spw_eal_mem) --no-pci --file-prefix "$PREFIX-d" -l 0-1 \
 	--vdev="net_pcap0,rx_pcap=$WORK/in.pcap,tx_pcap=$WORK/out.pcap" \
 	-- --config "$WORK/config.json" --stats-file "$WORK/stats.json" --control "$WORK/ctl.sock" \
+	--port-mac 0=02:00:00:00:00:bb \
 	>"$WORK/daemon.stdout" 2>"$WORK/daemon.stderr" &
 PID=$!
 PIDS+=("$PID")

@@ -146,6 +146,8 @@ setup(void **state)
 	fx->w->syn_idle = IDLE;
 	fx->w->closing_idle = IDLE;
 	memcpy(fx->w->src_mac, g_lb_mac, 6);
+	memcpy(fx->w->rx_mac, g_lb_mac, 6);
+	fx->w->check_dst_mac = true; /* as spillwayd runs by default */
 	fx->pool_avail = rte_mempool_avail_count(g_pool);
 	fx_config(fx, cfg_load(1500, "icmp", g_base_vips));
 	*state = fx;

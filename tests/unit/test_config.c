@@ -46,6 +46,8 @@ assert_config_equal(const struct lb_config *a, const struct lb_config *b)
 	assert_int_equal(a->encap.mtu, b->encap.mtu);
 	assert_int_equal(a->encap.gue_port, b->encap.gue_port);
 	assert_int_equal(a->encap.too_big, b->encap.too_big);
+	assert_int_equal(a->encap.vlan, b->encap.vlan);
+	assert_int_equal(a->encap.vlan_id, b->encap.vlan_id);
 	assert_string_equal(a->seed, b->seed);
 	assert_int_equal(a->table_size, b->table_size);
 	assert_int_equal(a->flows.capacity, b->flows.capacity);
@@ -87,7 +89,7 @@ assert_config_equal(const struct lb_config *a, const struct lb_config *b)
 static const char full_config[] =
         "{'encap': {'source_v4': '192.0.2.1', 'source_v6': '2001:db8:ffff::1',"
         "           'next_hop_mac': '02:00:5E:00:53:aB', 'mtu': 9000, 'gue_port': 5555,"
-        "           'too_big': 'drop'},"
+        "           'too_big': 'drop', 'vlan': 4094},"
         " 'maglev': {'table_size': 251, 'seed': 's3cret seed'},"
         " 'flows': {'capacity': 4096, 'tcp_idle_ms': 1000, 'udp_idle_ms': 500},"
         " 'icmp': {'rate_per_sec': 7, 'burst': 3},"
@@ -114,6 +116,8 @@ assert_full_config_values(const struct lb_config *c)
 	assert_int_equal(c->encap.mtu, 9000);
 	assert_int_equal(c->encap.gue_port, htons(5555));
 	assert_int_equal(c->encap.too_big, LB_TOO_BIG_DROP);
+	assert_int_equal(c->encap.vlan, LB_VLAN_FIXED);
+	assert_int_equal(c->encap.vlan_id, 4094);
 	assert_int_equal(c->table_size, 251);
 	assert_string_equal(c->seed, "s3cret seed");
 	assert_int_equal(c->flows.capacity, 4096);
@@ -200,6 +204,7 @@ test_config_defaults(void **state)
 	assert_int_equal(c->encap.mtu, 1500);
 	assert_int_equal(c->encap.gue_port, htons(6080));
 	assert_int_equal(c->encap.too_big, LB_TOO_BIG_ICMP);
+	assert_int_equal(c->encap.vlan, LB_VLAN_STRIP);
 	assert_int_equal(c->table_size, 65537);
 	assert_string_equal(c->seed, "spillway");
 	assert_int_equal(c->flows.capacity, 1u << 20);

@@ -150,6 +150,22 @@ static const struct bad_case bad_cases[] = {
          "vips[0].encap", "\"vxlan\" is not one of: ipip, gue"},
         {"test_config_rejects unknown state", ONE_BE("'address': '10.0.0.2', 'state': 'up'"),
          "vips[0].backends[1].state", "\"up\" is not one of: active, draining, down"},
+        {"test_config_rejects vlan 0",
+         "{'encap': {'source_v4': '10.0.0.1', 'next_hop_mac': '02:00:00:00:00:01', "
+         "'vlan': 0}}",
+         "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094"},
+        {"test_config_rejects vlan 4095",
+         "{'encap': {'source_v4': '10.0.0.1', 'next_hop_mac': '02:00:00:00:00:01', "
+         "'vlan': 4095}}",
+         "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094"},
+        {"test_config_rejects vlan name",
+         "{'encap': {'source_v4': '10.0.0.1', 'next_hop_mac': '02:00:00:00:00:01', "
+         "'vlan': 'trunk'}}",
+         "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094"},
+        {"test_config_rejects vlan bool",
+         "{'encap': {'source_v4': '10.0.0.1', 'next_hop_mac': '02:00:00:00:00:01', "
+         "'vlan': true}}",
+         "encap.vlan", "is not one of: strip, keep, or a VLAN id 1-4094"},
         {"test_config_rejects unknown too_big",
          "{'encap': {'source_v4': '192.0.2.1', 'next_hop_mac': '02:00:5e:00:53:01', "
          "'too_big': 'fragment'}}",
