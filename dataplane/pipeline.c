@@ -377,10 +377,15 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 			return;
 		}
 	}
-	if (likely(be_af == LB_AF_INET))
+	if (likely(be_af == LB_AF_INET)) {
 		lb_encap_write4_tmpl(hdr, t4, be, encap, ps->info.key.af, inner_len, ps->info.tos,
 		                     ps->hash);
-	else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
+		if (t4->hw_ip_cksum) { /* the same for a whole run of the worker */
+			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+			m->l2_len = LB_ETH_HLEN;
+			m->l3_len = LB_IP4_HLEN;
+		}
+	} else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
 		gue6_write_chain(w, s, m, hdr, be, ps);
 	else
 		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
@@ -724,6 +729,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 
 	/* Per-burst constants of the IPv4 encapsulation. */
 	lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
+	t4.hw_ip_cksum = w->tx_ip_cksum;
 
 	/*
 	 * Pass 2: flow table, Maglev, encapsulate. The fast path is a VIP packet

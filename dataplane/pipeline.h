@@ -39,6 +39,7 @@ struct lb_worker {
 	struct lb_sketch *sketch;   /* hot-key sketch fed every VIP packet; NULL = disabled */
 	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */
 	struct lb_icmp_limit icmp;  /* generated ICMP errors; zeroed = no limit */
+	bool tx_ip_cksum;           /* the TX ports fill outer IPv4 checksums (port_caps.h) */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Port set-up: every DPDK port EAL was given (PMD or vdev) gets one RX and one
- * TX queue per worker, RSS across them when there is more than one worker, and
- * a shared mbuf pool. Start-up and shutdown only; nothing here runs per packet.
+ * TX queue per worker, RSS across them when there is more than one worker, its
+ * MTU and offloads (port_caps.h), and a shared mbuf pool. Start-up and shutdown
+ * only; nothing here runs per packet.
  */
 #ifndef LB_PORT_H
 #define LB_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
+#include "port_caps.h"
+
 /**
- * Configure and start one port with n_queues RX/TX queue pairs.
+ * Configure and start one port with n_queues RX/TX queue pairs, the MTU and
+ * offloads lb_port_caps_choose() picks for encap_mtu (in caps), and
+ * link-state interrupts if the PMD has them (lsc); logs one line about it.
  *
  * @return 0, or -errno with a reason in err (no RSS for several queues, too
- *   many queues for the device, a DPDK call failing).
+ *   many queues for the device, encap_mtu beyond the device, a DPDK call
+ *   failing).
  */
-int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, char *err,
-                  size_t errlen);
+int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, uint16_t encap_mtu,
+                  struct lb_port_caps *caps, bool *lsc, char *err, size_t errlen);
 
 /** Stop and close a port (flushes a net_pcap TX file). */
 void lb_port_close(uint16_t port);

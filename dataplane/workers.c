@@ -100,6 +100,7 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		}
 		memcpy(c->w.src_mac, p->src_mac, 6);
 		c->w.has_exception = p->has_exception;
+		c->w.tx_ip_cksum = p->tx_ip_cksum;
 		if (cfg->hot.enabled) {
 			/* 1 packet in 16 keeps the sketch at ~1.7 ns/packet with the
 			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */
