@@ -4,8 +4,10 @@
  * and offloads port_caps.c chooses, logged per port. Start-up only.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -64,6 +66,39 @@ log_port(uint16_t port, const struct rte_eth_dev_info *info, const struct lb_por
 	        "checksum by %s, link state by %s\n",
 	        port, info->driver_name, caps->mtu, rx, tx,
 	        caps->tx_ip_cksum ? "the NIC" : "software", lsc ? "interrupt" : "polling");
+}
+
+/* A stop signal waiting (blocked until the control thread reads it). */
+static bool
+stop_pending(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1);
+}
+
+/*
+ * rte_eth_dev_start(); a memif client whose server socket is not there yet
+ * (its start fails) is started again every second, up to
+ * LB_PORT_MEMIF_WAIT_S times or until a stop signal, its link logged down.
+ */
+static int
+start_or_wait(uint16_t port, const struct rte_eth_dev_info *info)
+{
+	int rc = rte_eth_dev_start(port);
+
+	if (rc == 0 || strcmp(info->driver_name, "net_memif") != 0)
+		return rc;
+	fprintf(stderr,
+	        "spillwayd: port %u link down (net_memif: no server yet; starting again every "
+	        "second for %u s)\n",
+	        port, LB_PORT_MEMIF_WAIT_S);
+	for (unsigned int i = 0; i < LB_PORT_MEMIF_WAIT_S && rc != 0 && !stop_pending(); i++) {
+		sleep(1);
+		rc = rte_eth_dev_start(port);
+	}
+	return rc;
 }
 
 int
@@ -141,7 +176,7 @@ lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, uint16
 			return rc;
 		}
 	}
-	rc = rte_eth_dev_start(port);
+	rc = start_or_wait(port, &info);
 	if (rc != 0) {
 		snprintf(err, errlen, "port %u: start failed: %s", port, strerror(-rc));
 		return rc;

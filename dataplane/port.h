@@ -20,6 +20,9 @@
  * Configure and start one port with n_queues RX/TX queue pairs, the MTU and
  * offloads lb_port_caps_choose() picks for encap_mtu (in caps), and
  * link-state interrupts if the PMD has them (lsc); logs one line about it.
+ * A net_memif port whose start fails (a client before its server) is started
+ * again once a second, up to LB_PORT_MEMIF_WAIT_S times or a pending
+ * SIGTERM/SIGINT.
  *
  * @return 0, or -errno with a reason in err (no RSS for several queues, too
  *   many queues for the device, encap_mtu beyond the device, a DPDK call
@@ -27,6 +30,9 @@
  */
 int lb_port_start(uint16_t port, uint16_t n_queues, struct rte_mempool *pool, uint16_t encap_mtu,
                   struct lb_port_caps *caps, bool *lsc, char *err, size_t errlen);
+
+/* Start attempts of a memif client port waiting for its server, one a second. */
+#define LB_PORT_MEMIF_WAIT_S 60
 
 /** Stop and close a port (flushes a net_pcap TX file). */
 void lb_port_close(uint16_t port);
