@@ -48,15 +48,23 @@ PIDS+=("$LB")
 wait_log "$WORK/lb.err" '^spillwayd: port 0 link down' 1 || { cat "$WORK/lb.err"; fail "no link down logged without a server"; }
 kill -0 "$LB" || fail "spillwayd gave up without a server"
 
-# testpmd reads its commands from a FIFO the test keeps open; its output is
-# complete once it has quit (stdout to a file is block-buffered).
+# testpmd reads its commands from a FIFO the test keeps open, and listens on
+# a socket of its own: the memif server creates its listener when the device
+# is probed, before its port is started, and turns away a client that comes
+# in between (its device is still disabled), after which a memif client stays
+# down until it is started again. So the socket is moved to where spillwayd
+# looks only once testpmd has started its port ("Port 0: MAC", stdout line
+# buffered).
 mkfifo "$WORK/tp.in"
 exec 3<>"$WORK/tp.in"
-"$TESTPMD" --no-huge -m 256 --no-pci --file-prefix "$PREFIX-tp" -l 0-1 --log-level 'lib.*:warning' \
-	--vdev="net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
+stdbuf -oL "$TESTPMD" --no-huge -m 256 --no-pci --file-prefix "$PREFIX-tp" -l 0-1 \
+	--log-level 'lib.*:warning' \
+	--vdev="net_memif0,role=server,socket=$WORK/server.sock,socket-abstract=no" \
 	-- -i --total-num-mbufs=2048 <"$WORK/tp.in" >"$WORK/tp.out" 2>&1 &
 TP=$!
 PIDS+=("$TP")
+wait_log "$WORK/tp.out" '^Port 0: [0-9A-F:]{17}$' 1 || { cat "$WORK/tp.out"; fail "testpmd did not start its port"; }
+mv "$WORK/server.sock" "$SOCK"
 echo "show port 0 tx_offload capabilities" >&3
 wait_log "$WORK/lb.err" '^spillwayd: port 0 link up [0-9]+ [MG]bps full-duplex$' 1 || { cat "$WORK/lb.err"; fail "no link up logged once the server was there"; }
 echo "quit" >&3
