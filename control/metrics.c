@@ -424,7 +424,7 @@ hook_counter(const char *k)
 	static const char *const names[] = {
 	        "writes",   "attempts",    "reloads",     "errors",      "timeouts",
 	        "map_adds", "map_removes", "map_errors",  "reconciles",  "tick_reconciles",
-	        "redirect", "pass_no_xsk", "pass_not_ip", "pass_not_l4",
+	        "redirect", "pass_no_xsk", "pass_not_ip", "pass_not_l4", "link_changes",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

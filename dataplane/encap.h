@@ -133,6 +133,7 @@ struct lb_encap4_tmpl {
 	uint32_t w2[3];    /* TTL 64, protocol, checksum 0, as stored, per kind */
 	uint64_t sum[3];   /* w1 + w2[kind] + w3 */
 	uint16_t gue_port; /* network byte order */
+	bool hw_ip_cksum;  /* leave the header checksum 0 for the NIC to fill */
 };
 
 /* The outer IPv4 header's protocol: 0 IPIP (inner IPv4), 1 IPv6-in-IPv4, 2 GUE (UDP). */
@@ -159,9 +160,14 @@ lb_encap4_tmpl_init(struct lb_encap4_tmpl *t, const struct lb_encap_conf *conf,
 		t->sum[k] = (uint64_t)t->w1 + t->w2[k] + t->w3;
 	}
 	t->gue_port = conf->gue_port;
+	t->hw_ip_cksum = false;
 }
 
-/* lb_encap_write4() from a template made by lb_encap4_tmpl_init(). */
+/*
+ * lb_encap_write4() from a template made by lb_encap4_tmpl_init(); with
+ * hw_ip_cksum set the header checksum is left 0 (the caller asks the NIC for
+ * it in the mbuf's offload flags).
+ */
 static inline uint16_t
 lb_encap_write4_tmpl(uint8_t *hdr, const struct lb_encap4_tmpl *t, const struct lb_backend *be,
                      uint8_t encap, uint8_t inner_af, uint16_t inner_len, uint8_t tos,
@@ -176,7 +182,7 @@ lb_encap_write4_tmpl(uint8_t *hdr, const struct lb_encap4_tmpl *t, const struct 
 	uint8_t *ip = hdr + LB_ETH_HLEN;
 
 	memcpy(&w4, be->addr.b, 4);
-	ck = lb_cksum_fold32s((uint64_t)w0 + t->sum[k] + w4);
+	ck = t->hw_ip_cksum ? 0 : lb_cksum_fold32s((uint64_t)w0 + t->sum[k] + w4);
 #if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
 	w2 |= (uint32_t)ck << 16;
 #else

@@ -27,6 +27,7 @@
 #include "../control/xdp_sync.h"
 #include "xsk_steer_loader.h"
 #endif
+#include "link_watch.h"
 #include "memif_gate.h"
 #include "options.h"
 #include "port.h"
@@ -305,12 +306,16 @@ found:
 }
 
 /*
- * Every DPDK port with one queue pair per worker, from one mbuf pool; the
- * ports the workers read in io. 0, or the exit status after a message.
+ * Every DPDK port with one queue pair per worker, from one mbuf pool, its MTU
+ * from encap_mtu; the ports the workers read in io, each port's link in lw.
+ * tx_ip_cksum: every port forwarded packets leave by (--out-port, else each
+ * receiving port) fills outer IPv4 checksums. 0, or the exit status after a
+ * message.
  */
 static int
-start_ports(const struct lb_options *o, uint16_t n_workers, struct lb_io_conf *io,
-            struct xdp_steer *xs, struct rte_mempool **pool)
+start_ports(const struct lb_options *o, uint16_t n_workers, uint16_t encap_mtu,
+            struct lb_io_conf *io, struct xdp_steer *xs, struct lb_link_watch *lw,
+            bool *tx_ip_cksum, struct rte_mempool **pool)
 {
 	uint16_t n_ports = rte_eth_dev_count_avail();
 	char err[512];
@@ -332,15 +337,30 @@ start_ports(const struct lb_options *o, uint16_t n_workers, struct lb_io_conf *i
 		        rte_strerror(rte_errno));
 		return 1;
 	}
+	*tx_ip_cksum = true;
 	RTE_ETH_FOREACH_DEV (port) {
-		if (lb_port_start(port, n_workers, *pool, err, sizeof(err)) != 0) {
+		struct lb_port_caps caps;
+		bool lsc;
+		int rc;
+
+		if (lb_port_start(port, n_workers, *pool, encap_mtu, &caps, &lsc, err,
+		                  sizeof(err)) != 0) {
 			fprintf(stderr, "spillwayd: %s\n", err);
 			return 1;
 		}
 		if (set_port_mac(o, port, io) != 0)
 			return 1;
+		rc = lb_link_watch_add(lw, port, lsc);
+		if (rc != 0) {
+			fprintf(stderr, "spillwayd: port %u: cannot watch its link: %s\n", port,
+			        strerror(-rc));
+			return 1;
+		}
 		if ((int)port != o->exc_port)
 			io->rx_ports[io->n_rx_ports++] = port;
+		if (((int)port == o->out_port || (o->out_port < 0 && (int)port != o->exc_port)) &&
+		    !caps.tx_ip_cksum)
+			*tx_ip_cksum = false;
 		if (xdp_port(xs, port) != 0)
 			return 1;
 	}
@@ -418,20 +438,28 @@ main(int argc, char **argv)
 	struct lb_publish_hook hooks[4];
 	unsigned int n_hooks = 0;
 	struct lb_bird *bird = NULL;
+	struct lb_link_watch *lw = lb_link_watch_create();
+	bool tx_ip_cksum = false;
 
 	if (lb_memif_gate_create(-1, "spillwayd", &mi) != 0)
 		fprintf(stderr, "spillwayd: cannot set up the memif interrupt source: a memif peer "
 		                "leaving may crash spillwayd\n");
+	if (lw == NULL) {
+		fprintf(stderr, "spillwayd: out of memory\n");
+		goto out;
+	}
 	if (n_workers == 0) {
 		fprintf(stderr, "spillwayd: no worker lcore: give EAL at least two lcores "
 		                "(for example -l 0-1)\n");
 		goto out;
 	}
-	rc = start_ports(&opt, (uint16_t)n_workers, &io, &xs, &pool);
+	rc = start_ports(&opt, (uint16_t)n_workers, cfg->encap.mtu, &io, &xs, lw, &tx_ip_cksum,
+	                 &pool);
 	if (rc != 0) {
 		exit_code = rc;
 		goto out;
 	}
+	hooks[n_hooks++] = lb_link_watch_hook(lw);
 	xdp_hook(&xs, hooks, &n_hooks);
 	if (opt.bird_include != NULL) {
 		struct lb_bird_params bp = {.include_path = opt.bird_include,
@@ -454,6 +482,7 @@ main(int argc, char **argv)
 	        .src_mac = io.port_mac[mac_port],
 	        .has_exception = opt.exc_port >= 0,
 	        .check_dst_mac = !opt.no_dst_mac_check,
+	        .tx_ip_cksum = tx_ip_cksum,
 	        .snap = &snap,
 	        .stop = &stop,
 	        .window = &hot_window,
@@ -517,6 +546,7 @@ out:
 		close_ports(mi);
 	lb_control_destroy(control);
 	lb_bird_free(bird);
+	lb_link_watch_destroy(lw);
 	xdp_free(&xs);
 	lb_workers_free(&ws);
 	lb_config_free(cfg);

@@ -382,10 +382,15 @@ encap_in_place(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf
 			return false;
 		}
 	}
-	if (likely(be->af == LB_AF_INET))
+	if (likely(be->af == LB_AF_INET)) {
 		lb_encap_write4_tmpl(hdr, t4, be, encap, ps->info.key.af, inner_len, ps->info.tos,
 		                     ps->hash);
-	else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
+		if (t4->hw_ip_cksum) { /* the same for a whole run of the worker */
+			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+			m->l2_len = LB_ETH_HLEN;
+			m->l3_len = LB_IP4_HLEN;
+		}
+	} else if (encap == LB_ENCAP_GUE && !rte_pktmbuf_is_contiguous(m))
 		gue6_write_chain(w, s, m, hdr, be, ps);
 	else
 		lb_encap_write(hdr, &s->encap, w->src_mac, be, v->encap, ps->info.key.af, inner_len,
@@ -479,9 +484,12 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		                 &tags);
 	if (unlikely(!encap_in_place(w, s, m, ps, be, out, t4, hlen)))
 		return;
-	if (unlikely(s->encap.vlan != LB_VLAN_STRIP) && lb_vlan_push(m, &tags) != 0) {
-		drop(w, out, m, LB_DROP_NO_HEADROOM);
-		return;
+	if (unlikely(s->encap.vlan != LB_VLAN_STRIP)) {
+		if (lb_vlan_push(m, &tags) != 0) {
+			drop(w, out, m, LB_DROP_NO_HEADROOM);
+			return;
+		}
+		m->l2_len = (uint64_t)(LB_ETH_HLEN + tags.len); /* for the checksum offload */
 	}
 	if (acc != NULL) {
 		if (unlikely(v->id != acc->vid)) {
@@ -833,6 +841,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 
 	/* Per-burst constants of the IPv4 encapsulation. */
 	lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
+	t4.hw_ip_cksum = w->tx_ip_cksum;
 
 	/*
 	 * Pass 2: flow table, Maglev, encapsulate. The fast path is a VIP packet

@@ -43,6 +43,7 @@ struct lb_worker {
 	struct lb_frag_table *frag; /* fragments' ports by datagram; NULL = addresses only */
 	struct lb_icmp_limit icmp;  /* generated ICMP errors; zeroed = no limit */
 	uint32_t frag_id;           /* identification of the next outer packet fragmented */
+	bool tx_ip_cksum;           /* the TX ports fill outer IPv4 checksums (port_caps.h) */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

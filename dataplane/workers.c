@@ -104,6 +104,7 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		/* Outer fragment identifications start apart on each worker. */
 		c->w.frag_id = (uint32_t)rte_rand();
 		c->w.check_dst_mac = p->check_dst_mac;
+		c->w.tx_ip_cksum = p->tx_ip_cksum;
 		if (cfg->hot.enabled) {
 			/* 1 packet in 16 keeps the sketch at ~1.7 ns/packet with the
 			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */

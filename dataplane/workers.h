@@ -28,6 +28,7 @@ struct lb_workers_params {
 	const uint8_t *src_mac; /* 6 bytes: the outer Ethernet source */
 	bool has_exception;     /* an exception port takes non-VIP traffic */
 	bool check_dst_mac;     /* only frames to the receiving port's MAC are balanced */
+	bool tx_ip_cksum;       /* every forwarding TX port fills outer IPv4 checksums */
 	struct lb_snapshot *const *snap;
 	const volatile bool *stop;
 	const volatile uint64_t *window; /* the hot-key window control opens */

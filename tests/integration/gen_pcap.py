@@ -807,6 +807,16 @@ def write_bad_configs(outdir):
     case("dup_vip", lambda c: c["vips"].append(copy.deepcopy(c["vips"][0])), "vips[%d]" % len(base["vips"]))
     case("dup_backend", lambda c: c["vips"][0]["backends"].append({"address": "10.1.0.1", "weight": 3}),
          "vips[0].backends[4]")
+    # flows.* and icmp.* (ranges from docs/operations.md's configuration table).
+    case("syn_idle_zero", lambda c: c.setdefault("flows", {}).update(syn_idle_ms=0),
+         "flows.syn_idle_ms")
+    case("new_flow_burst_string", lambda c: c.setdefault("flows", {}).update(new_flow_burst="10"),
+         "flows.new_flow_burst")
+    case("flows_unknown", lambda c: c.setdefault("flows", {}).update(rate=5), "flows.rate")
+    case("icmp_rate_zero", lambda c: c.setdefault("icmp", {}).update(rate_per_sec=0),
+         "icmp.rate_per_sec")
+    case("icmp_burst_range", lambda c: c.setdefault("icmp", {}).update(burst=1000001),
+         "icmp.burst")
     case("table_not_prime", lambda c: setp(c, ["maglev", "table_size"], 65536), "maglev.table_size")
     case("table_too_big", lambda c: setp(c, ["maglev", "table_size"], 2000003), "maglev.table_size")
     case("vlan_id_range", lambda c: setp(c, ["encap", "vlan"], 4095), "encap.vlan")

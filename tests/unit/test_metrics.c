@@ -321,6 +321,25 @@ test_metrics_render_fixed(void **state)
 	json_decref(hot);
 }
 
+/* The link hook's change count is an event counter; its per-port array is not. */
+static void
+test_metrics_render_link_changes(void **state)
+{
+	json_t *stats = parse("{\"hooks\": {\"link\": {\"failures\": 0, \"link_changes\": 3,"
+	                      " \"ports\": [{\"port\": 0, \"up\": true, \"changes\": 3}]}}}");
+	struct lb_metrics_input in = {.stats = stats, .version = "1"};
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(lb_metrics_render(&in, 1 << 20, &text, &len), 0);
+	assert_non_null(strstr(
+	        text, "spillway_hook_events_total{hook=\"link\",event=\"link_changes\"} 3\n"));
+	assert_null(strstr(text, "event=\"ports\""));
+	free(text);
+	json_decref(stats);
+}
+
 /* Hook names are the document's keys: quotes, backslashes and line feeds escaped. */
 static void
 test_metrics_render_escapes_labels(void **state)
@@ -388,6 +407,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_metrics_render_fixed),
 	        cmocka_unit_test(test_metrics_render_escapes_labels),
+	        cmocka_unit_test(test_metrics_render_link_changes),
 	        cmocka_unit_test(test_metrics_render_bounded),
 	        cmocka_unit_test(test_metrics_render_rejects),
 	};

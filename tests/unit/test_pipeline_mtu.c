@@ -5,8 +5,9 @@
  * tail is freed), the policy drops, packets sent as outer fragments where RFC
  * 2003 §5.1 and RFC 2473 §7.1 want that (IPv4 without DF, IPv6 of at most 1280
  * bytes; reassembled here and compared with the input), the IPv6 PTB never
- * below 1280, and multi-segment jumbo frames forwarded with their headers
- * prepended and their padding trimmed (pipeline_fixture.h).
+ * below 1280, multi-segment jumbo frames forwarded with their headers
+ * prepended and their padding trimmed, and the outer IPv4 checksum left to
+ * the NIC when it offers it (pipeline_fixture.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -427,6 +428,65 @@ test_pipeline_outer_fragments_overflow_counted(void **state)
 	free(f);
 }
 
+/*
+ * Outer IPv4 checksum offload (w->tx_ip_cksum, set when every TX port offers
+ * it): the header checksum is left 0 and the mbuf asks the NIC for it
+ * (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM, l2_len 14, l3_len 20, as
+ * rte_mbuf_core.h requires). Filled in as RFC 1071 says, the header is the
+ * one the software path writes. IPv6 outer packets and ICMP replies carry no
+ * request.
+ */
+static void
+test_pipeline_tx_ip_cksum_offload(void **state)
+{
+	const uint64_t want = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	struct fixture *fx = *state;
+	struct flow fl4 = flow4(14), fl6 = flow6(14);
+	struct lb_burst_out out;
+	struct rte_mbuf *m;
+	struct frame f;
+	uint8_t sw[20], hw[20];
+
+	build_sized(&f, &fl4, 1000, true);
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_fwd, 1);
+	assert_int_equal(m->ol_flags & want, 0);
+	memcpy(sw, rte_pktmbuf_mtod_offset(m, const uint8_t *, LB_ETH_HLEN), 20);
+	assert_int_equal(sum16(0, sw, 20), 0xFFFF);
+	out_free(&out);
+
+	fx->w->tx_ip_cksum = true;
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_fwd, 1);
+	assert_int_equal(m->ol_flags & want, want);
+	assert_int_equal(m->l2_len, 14);
+	assert_int_equal(m->l3_len, 20);
+	memcpy(hw, rte_pktmbuf_mtod_offset(m, const uint8_t *, LB_ETH_HLEN), 20);
+	assert_int_equal(rd16(hw + 10), 0);
+	wr16(hw + 10, (uint16_t)~sum16(0, hw, 20)); /* what the NIC writes */
+	assert_memory_equal(hw, sw, 20);
+	out_free(&out);
+
+	build_sized(&f, &fl6, 1000, false); /* GUE over IPv6: no IPv4 header to fill */
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_fwd, 1);
+	assert_int_equal(m->ol_flags & want, 0);
+	out_free(&out);
+
+	build_sized(&f, &fl4, 1481, true); /* too big: the reply is checksummed here */
+	m = mk_mbuf(&f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 1);
+	assert_int_equal(m->ol_flags & want, 0);
+	assert_int_equal(sum16(0, rte_pktmbuf_mtod_offset(m, const uint8_t *, LB_ETH_HLEN), 20),
+	                 0xFFFF);
+	out_free(&out);
+	fx->w->tx_ip_cksum = false;
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -439,6 +499,7 @@ main(void)
 	        T(test_pipeline_df0_outer_fragments),
 	        T(test_pipeline_ipv6_tunnel_below_1280),
 	        T(test_pipeline_outer_fragments_overflow_counted),
+	        T(test_pipeline_tx_ip_cksum_offload),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
