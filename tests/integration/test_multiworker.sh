@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Several workers end to end (docs/testing.md "Several workers"):
 #
-#   generator ns: g0 ──veth(1600)── lb0: spillwayd, net_af_packet qpairs=2,
+#   generator ns: g0 ──veth(1500)── lb0: spillwayd, net_af_packet qpairs=2,
 #   (multiworker_check.py)               two worker lcores, one-armed
 #
 # The af_packet PMD joins its two queue sockets in a PACKET_FANOUT_HASH
@@ -56,12 +56,12 @@ trap 'exit 143' TERM
 
 e2e_ns_add "$NS_G"
 e2e_ns_add "$NS_L"
-e2e_veth "$NS_G" g0 "$NS_L" lb0 1600
+e2e_veth "$NS_G" g0 "$NS_L" lb0 1500
 G_MAC=$(e2e_mac "$NS_G" g0)
 L_MAC=$(e2e_mac "$NS_L" lb0)
 
 cat >"$WORK/spw.json" <<JSON
-{"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "$G_MAC", "mtu": 1600},
+{"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "$G_MAC", "mtu": 1500},
  "maglev": {"table_size": 65537, "seed": "multiworker"},
  "flows": {"tcp_idle_ms": 600000, "udp_idle_ms": 600000},
  "vips": [
