@@ -484,7 +484,9 @@ worker_make(void)
 	}
 	memset(w->cnt, 0, sizeof(*w->cnt));
 	w->now = 1000;
-	w->tcp_idle = w->udp_idle = 1u << 30; /* nothing ages out during the run */
+	/* Nothing ages out during the run; a new entry too (syn_idle 0 would make
+	 * it dead on arrival, and every "hit" a miss). */
+	w->tcp_idle = w->udp_idle = w->syn_idle = w->closing_idle = 1u << 30;
 	memcpy(w->src_mac, g_port_mac, sizeof(g_port_mac));
 	memcpy(w->rx_mac, g_port_mac, sizeof(g_port_mac));
 	w->check_dst_mac = true; /* spillwayd's default: the frames are to g_port_mac */
