@@ -36,6 +36,8 @@ core_json(const struct lb_core_counters *c)
 	json_object_set_new(o, "frag_unmatched", json_integer((json_int_t)c->frag_unmatched));
 	json_object_set_new(o, "frag_evictions", json_integer((json_int_t)c->frag_evictions));
 	json_object_set_new(o, "fragmented_out", json_integer((json_int_t)c->fragmented_out));
+	json_object_set_new(o, "pmtu_learned", json_integer((json_int_t)c->pmtu_learned));
+	json_object_set_new(o, "pmtu_ignored", json_integer((json_int_t)c->pmtu_ignored));
 	json_object_set_new(o, "fragments_out", json_integer((json_int_t)c->fragments_out));
 	json_object_set_new(o, "flow_unpinned", json_integer((json_int_t)c->flow_unpinned));
 	json_object_set_new(o, "flow_rate_limited", json_integer((json_int_t)c->flow_rate_limited));
@@ -65,6 +67,8 @@ sum_scalars(struct lb_core_counters *t, const struct lb_core_counters *c)
 	t->frag_unmatched += c->frag_unmatched;
 	t->frag_evictions += c->frag_evictions;
 	t->fragmented_out += c->fragmented_out;
+	t->pmtu_learned += c->pmtu_learned;
+	t->pmtu_ignored += c->pmtu_ignored;
 	t->fragments_out += c->fragments_out;
 	for (unsigned int r = 0; r < LB_DROP__COUNT; r++)
 		t->drops[r] += c->drops[r];

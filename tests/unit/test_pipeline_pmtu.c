@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tunnel path MTU discovery through lb_pipeline_burst(): an ICMP "fragmentation
+ * needed" (RFC 1191) quoting our IPIP packet to a backend lowers the MTU toward
+ * that backend only; expected replies and fragment sizes are computed here from
+ * RFC 1191 and the IPIP overhead (RFC 2003: one 20-byte IPv4 header).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pipeline.h"
+#include "pmtu.h"
+
+#include "pipeline_fixture.h"
+
+#define LEARNED 1400u    /* the Next-Hop MTU the router reports */
+#define IPIP_OVERHEAD 20 /* RFC 2003 §3: the outer IPv4 header */
+
+/*
+ * An ICMP type 3 code 4 from a router to encap.source_v4 quoting the first 28
+ * bytes of an IPIP packet from source (a.b.c.d) to the backend dst, protocol proto.
+ */
+static void
+build_frag_needed(struct frame *f, const uint8_t src[4], const union lb_ip *dst, uint8_t proto,
+                  uint16_t mtu)
+{
+	static const uint8_t router[4] = {198, 51, 100, 7};
+	uint8_t *ip, *icmp, *q;
+
+	memset(f, 0, sizeof(*f));
+	put_eth(f, ETHERTYPE_IPV4, false);
+	ip = f->b + f->l2;
+	ip[0] = 0x45;
+	wr16(ip + 2, 20 + 8 + 28);
+	ip[8] = 64;
+	ip[9] = PROTO_ICMP;
+	memcpy(ip + 12, router, 4);
+	memcpy(ip + 16, g_src4, 4);
+	icmp = ip + 20;
+	icmp[0] = 3;
+	icmp[1] = 4;
+	wr16(icmp + 6, mtu);
+	q = icmp + 8;
+	q[0] = 0x45;
+	wr16(q + 2, 1500);
+	wr16(q + 6, IP4_DF);
+	q[8] = 64;
+	q[9] = proto;
+	memcpy(q + 12, src, 4);
+	memcpy(q + 16, dst->b, 4);
+	q[20] = 0x45; /* the inner packet's first 8 bytes */
+	wr16(q + 22, 1480);
+	f->l3 = 20 + 8 + 28;
+	f->len = f->l2 + f->l3;
+}
+
+/* Two flows of VIP 0 on different backends, and their backend ids. */
+static void
+two_backends(struct fixture *fx, struct flow *a, int *ba, struct flow *b, int *bb)
+{
+	struct frame f;
+
+	*a = flow4(100);
+	build_sized(&f, a, 100, true);
+	assert_int_equal(run_one(fx, &f, ba), FATE_FWD);
+	for (uint32_t i = 101; i < 200; i++) {
+		*b = flow4(i);
+		build_sized(&f, b, 100, true);
+		assert_int_equal(run_one(fx, &f, bb), FATE_FWD);
+		if (*bb != *ba)
+			return;
+	}
+	fail_msg("no second backend");
+}
+
+static void
+test_pmtu_frag_needed_lowers_one_backend(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	const uint8_t other_src[4] = {10, 0, 0, 99};
+	struct flow fa, fb;
+	struct lb_burst_out out;
+	struct rte_mbuf *m;
+	struct frame *f = malloc(sizeof(*f));
+	int ba, bb;
+
+	assert_non_null(f);
+	fx->w->pmtu = lb_pmtu_create(IDLE);
+	assert_non_null(fx->w->pmtu);
+	two_backends(fx, &fa, &ba, &fb, &bb);
+	const union lb_ip *addr = &fx->snap->backends[ba].addr;
+
+	/* Quoting someone else's packet, or reporting less than 576: not learned. */
+	build_frag_needed(f, other_src, addr, PROTO_IPIP, LEARNED);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP); /* no_vip, as before */
+	build_frag_needed(f, g_src4, addr, PROTO_IPIP, 575);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP);
+	assert_int_equal(c->pmtu_learned, 0);
+	assert_int_equal(c->pmtu_ignored, 1);
+	build_sized(f, &fa, LEARNED, true); /* 1400 + 20 <= 1500 still */
+	assert_int_equal(run_one(fx, f, NULL), FATE_FWD);
+
+	/* Quoting our IPIP packet to backend A with MTU 1400. */
+	build_frag_needed(f, g_src4, addr, PROTO_IPIP, LEARNED);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP);
+	assert_int_equal(c->pmtu_learned, 1);
+	/* A higher value than the one learned is ignored (RFC 1191 §6.3). */
+	build_frag_needed(f, g_src4, addr, PROTO_IPIP, LEARNED + 50);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP);
+	assert_int_equal(c->pmtu_ignored, 2);
+
+	/* DF=1, 1400 bytes toward A: frag-needed advertising 1400 - 20. */
+	build_sized(f, &fa, LEARNED, true);
+	m = mk_mbuf(f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 1);
+	{
+		const uint8_t *icmp = rte_pktmbuf_mtod(m, const uint8_t *) + 14 + 20;
+
+		assert_int_equal(icmp[0], 3);
+		assert_int_equal(icmp[1], 4);
+		assert_int_equal(rd16(icmp + 6), LEARNED - IPIP_OVERHEAD);
+	}
+	out_free(&out);
+	/* The largest that fits the learned MTU is forwarded. */
+	build_sized(f, &fa, LEARNED - IPIP_OVERHEAD, true);
+	assert_int_equal(run_one(fx, f, NULL), FATE_FWD);
+
+	/* DF=0: outer fragments of at most 1400 bytes, the inner packet whole in them. */
+	build_sized(f, &fa, LEARNED, false);
+	m = mk_mbuf(f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_fragmented, 1);
+	assert_true(out.n_frag >= 2);
+	{
+		uint32_t payload = 0;
+
+		for (uint16_t i = 0; i < out.n_frag; i++) {
+			uint32_t l3 = rte_pktmbuf_pkt_len(out.frag[i]) - 14;
+
+			assert_true(l3 <= LEARNED);
+			assert_int_equal(out_backend(fx->snap, out.frag[i]), ba);
+			payload += l3 - 20;
+		}
+		assert_int_equal(payload, LEARNED);
+	}
+	out_free(&out);
+
+	/* Backend B keeps encap.mtu 1500. */
+	build_sized(f, &fb, 1480, true);
+	assert_int_equal(run_one(fx, f, NULL), FATE_FWD);
+	free(f);
+	lb_pmtu_free(fx->w->pmtu);
+	fx->w->pmtu = NULL;
+}
+
+/* A learned MTU ages out: after its lifetime encap.mtu applies again. */
+static void
+test_pmtu_ages_out(void **state)
+{
+	struct fixture *fx = *state;
+	struct flow fa, fb;
+	struct frame *f = malloc(sizeof(*f));
+	int ba, bb;
+
+	assert_non_null(f);
+	fx->w->pmtu = lb_pmtu_create(100);
+	two_backends(fx, &fa, &ba, &fb, &bb);
+	build_frag_needed(f, g_src4, &fx->snap->backends[ba].addr, PROTO_IPIP, LEARNED);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP);
+	build_sized(f, &fa, LEARNED, true);
+	assert_int_equal(run_one(fx, f, NULL), FATE_BACK);
+	fx->w->now += 100;
+	assert_int_equal(run_one(fx, f, NULL), FATE_FWD);
+	fx->w->now = NOW;
+	free(f);
+	lb_pmtu_free(fx->w->pmtu);
+	fx->w->pmtu = NULL;
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        T(test_pmtu_frag_needed_lowers_one_backend),
+	        T(test_pmtu_ages_out),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
