@@ -144,3 +144,24 @@ lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const 
 	json_object_set_new(root, "cores", cj);
 	return root;
 }
+
+void
+lb_stats_add_path_mtu(json_t *root, const struct lb_config *cfg, const struct lb_snapshot *s,
+                      const struct lb_pmtu_table *t, uint32_t now)
+{
+	json_t *vips = json_object_get(root, "vips");
+
+	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips && i < json_array_size(vips); i++) {
+		const struct lb_cfg_vip *v = &cfg->vips[i];
+		json_t *bes = json_object_get(json_array_get(vips, i), "backends");
+
+		for (uint32_t j = 0; j < v->n_backends && j < json_array_size(bes); j++) {
+			uint16_t id = v->backends[j].id;
+			uint16_t m = lb_pmtu_mtu(t, s, id, s->encap.mtu, now);
+
+			if (m < s->encap.mtu)
+				json_object_set_new(json_array_get(bes, j), "path_mtu",
+				                    json_integer(m));
+		}
+	}
+}

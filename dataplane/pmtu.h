@@ -23,9 +23,9 @@
  */
 struct lb_pmtu_table {
 	uint32_t live_until;
-	uint32_t any; /* nonzero once something was learned */
-	uint32_t age; /* ticks */
-	uint32_t pad;
+	uint32_t any;        /* nonzero once something was learned */
+	uint32_t age;        /* ticks */
+	uint32_t tick_shift; /* a tick is TSC >> tick_shift (for readers off the workers) */
 	uint64_t e[LB_MAX_BACKENDS];
 };
 

@@ -65,6 +65,7 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		snprintf(err, errlen, "out of memory for the path MTU table");
 		return -ENOMEM;
 	}
+	ws->pmtu->tick_shift = shift;
 	RTE_LCORE_FOREACH_WORKER (lcore) {
 		struct lb_worker_ctx *c = &ws->ctx[w];
 

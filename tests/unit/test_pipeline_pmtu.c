@@ -11,12 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "pipeline.h"
 #include "pmtu.h"
+#include "stats.h"
 
 #include "pipeline_fixture.h"
 
@@ -157,6 +160,36 @@ test_pmtu_frag_needed_lowers_one_backend(void **state)
 	/* Backend B keeps encap.mtu 1500. */
 	build_sized(f, &fb, 1480, true);
 	assert_int_equal(run_one(fx, f, NULL), FATE_FWD);
+
+	/* The stats show path_mtu 1400 on backend A and on no other. */
+	{
+		const struct lb_core_counters *cores[1] = {fx->w->cnt};
+		const unsigned int lcores[1] = {1};
+		json_t *root = lb_stats_json(fx->cfg, cores, lcores, 1), *b;
+		char want[32];
+		size_t i, n = 0;
+
+		assert_non_null(root);
+		lb_stats_add_path_mtu(root, fx->cfg, fx->snap, fx->w->pmtu, fx->w->now);
+		snprintf(want, sizeof(want), "%u.%u.%u.%u", addr->b[0], addr->b[1], addr->b[2],
+		         addr->b[3]);
+		for (size_t v = 0; v < json_array_size(json_object_get(root, "vips")); v++) {
+			json_t *bes = json_object_get(
+			        json_array_get(json_object_get(root, "vips"), v), "backends");
+
+			json_array_foreach (bes, i, b) {
+				if (json_object_get(b, "path_mtu") == NULL)
+					continue;
+				n++;
+				assert_string_equal(
+				        json_string_value(json_object_get(b, "address")), want);
+				assert_int_equal(json_integer_value(json_object_get(b, "path_mtu")),
+				                 LEARNED);
+			}
+		}
+		assert_int_equal(n, 1);
+		json_decref(root);
+	}
 	free(f);
 	lb_pmtu_free(fx->w->pmtu);
 	fx->w->pmtu = NULL;
