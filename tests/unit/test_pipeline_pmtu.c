@@ -64,6 +64,93 @@ build_frag_needed(struct frame *f, const uint8_t src[4], const union lb_ip *dst,
 	f->len = f->l2 + f->l3;
 }
 
+/*
+ * An ICMPv6 Packet Too Big from a router to encap.source_v6 quoting our GUE
+ * over IPv6 packet to the backend dst (UDP to encap.gue_port).
+ */
+static void
+build_ptb(struct frame *f, const struct lb_snapshot *s, const union lb_ip *dst, uint32_t mtu)
+{
+	union lb_ip router = ip6_addr("2001:db8:ff::7");
+	uint8_t *ip, *icmp, *q;
+
+	memset(f, 0, sizeof(*f));
+	put_eth(f, ETHERTYPE_IPV6, false);
+	ip = f->b + f->l2;
+	ip[0] = 0x60;
+	wr16(ip + 4, 8 + 48);
+	ip[6] = PROTO_ICMPV6;
+	ip[7] = 64;
+	memcpy(ip + 8, router.b, 16);
+	memcpy(ip + 24, s->encap.src6.b, 16);
+	icmp = ip + 40;
+	icmp[0] = 2;
+	wr16(icmp + 4, (uint16_t)(mtu >> 16));
+	wr16(icmp + 6, (uint16_t)mtu);
+	q = icmp + 8;
+	q[0] = 0x60;
+	wr16(q + 4, 1460);
+	q[6] = PROTO_UDP;
+	q[7] = 64;
+	memcpy(q + 8, s->encap.src6.b, 16);
+	memcpy(q + 24, dst->b, 16);
+	wr16(q + 40, 40000);
+	memcpy(q + 42, &s->encap.gue_port, 2);
+	f->l3 = 40 + 8 + 48;
+	f->len = f->l2 + f->l3;
+}
+
+/*
+ * IPv6 VIP over GUE/IPv6 (overhead 40 + 8): after a PTB of 1300 toward the
+ * backend, a 1300-byte packet gets a PTB of max(1300 - 48, 1280) = 1280
+ * (RFC 2473 §7.1(a)); one of 1280 bytes goes out as outer fragments of at
+ * most 1300 bytes (§7.1(b)).
+ */
+static void
+test_pmtu_ptb_ipv6_floor(void **state)
+{
+	struct fixture *fx = *state;
+	const struct lb_core_counters *c = fx->w->cnt;
+	const uint32_t learned = 1300, overhead = 40 + 8;
+	const uint32_t adv = learned - overhead > 1280 ? learned - overhead : 1280;
+	struct flow fl = flow6(7);
+	struct lb_burst_out out;
+	struct rte_mbuf *m;
+	struct frame *f = malloc(sizeof(*f));
+	int bid;
+
+	assert_non_null(f);
+	fx->w->pmtu = lb_pmtu_create(IDLE);
+	build_sized(f, &fl, 200, false);
+	assert_int_equal(run_one(fx, f, &bid), FATE_FWD);
+	build_ptb(f, fx->snap, &fx->snap->backends[bid].addr, learned);
+	assert_int_equal(run_one(fx, f, NULL), FATE_DROP);
+	assert_int_equal(c->pmtu_learned, 1);
+
+	build_sized(f, &fl, learned, false);
+	m = mk_mbuf(f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_back, 1);
+	{
+		const uint8_t *icmp = rte_pktmbuf_mtod(m, const uint8_t *) + 14 + 40;
+
+		assert_int_equal(icmp[0], 2);
+		assert_int_equal(rd32(icmp + 4), adv);
+	}
+	out_free(&out);
+
+	build_sized(f, &fl, 1280, false);
+	m = mk_mbuf(f);
+	run(fx, &m, 1, &out);
+	assert_int_equal(out.n_fragmented, 1);
+	for (uint16_t i = 0; i < out.n_frag; i++)
+		assert_true(rte_pktmbuf_pkt_len(out.frag[i]) - 14 <= learned);
+	out_free(&out);
+	free(f);
+	lb_pmtu_free(fx->w->pmtu);
+	fx->w->pmtu = NULL;
+}
+
 /* Two flows of VIP 0 on different backends, and their backend ids. */
 static void
 two_backends(struct fixture *fx, struct flow *a, int *ba, struct flow *b, int *bb)
@@ -227,6 +314,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	        T(test_pmtu_frag_needed_lowers_one_backend),
 	        T(test_pmtu_ages_out),
+	        T(test_pmtu_ptb_ipv6_floor),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
