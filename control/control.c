@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
+
 #include "../dataplane/worker.h"
 #include "clock.h"
 #include "control.h"
@@ -177,6 +179,9 @@ lb_control_stats(const struct lb_control *c)
 		return NULL;
 	}
 	cores = json_object_get(root, "cores");
+	if (c->p.pmtu != NULL && c->p.snap != NULL && *c->p.snap != NULL)
+		lb_stats_add_path_mtu(root, c->pub.cfg, *c->p.snap, c->p.pmtu,
+		                      (uint32_t)(rte_rdtsc() >> c->p.pmtu->tick_shift));
 	lb_publish_stalled(&c->pub, stalled);
 	json_object_set_new(root, "stalled_cores", lb_publish_stalled_json(&c->pub));
 	json_object_set_new(root, "generation", json_integer((json_int_t)c->pub.generation));

@@ -61,6 +61,8 @@ struct lb_publish_hook {
 	bool (*busy)(void *arg);
 };
 
+struct lb_pmtu_table;
+
 struct lb_control_params {
 	const char *config_path;   /* what SIGHUP reloads; NULL: SIGHUP ignored */
 	const char *state_path;    /* persisted configuration, or NULL */
@@ -82,6 +84,8 @@ struct lb_control_params {
 	/* The mbuf pool, for stats "mempool" {size, available, in_use}; NULL: none.
 	 * After the ports are closed, in_use must be 0 (no mbuf leaked). */
 	const struct rte_mempool *pool;
+	/* Learned path MTUs toward backends, for stats "path_mtu"; NULL: none. */
+	const struct lb_pmtu_table *pmtu;
 	/* Publication hooks (see struct lb_publish_hook), run in array order. */
 	const struct lb_publish_hook *hooks;
 	unsigned int n_hooks;

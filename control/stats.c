@@ -36,6 +36,8 @@ core_json(const struct lb_core_counters *c)
 	json_object_set_new(o, "frag_unmatched", json_integer((json_int_t)c->frag_unmatched));
 	json_object_set_new(o, "frag_evictions", json_integer((json_int_t)c->frag_evictions));
 	json_object_set_new(o, "fragmented_out", json_integer((json_int_t)c->fragmented_out));
+	json_object_set_new(o, "pmtu_learned", json_integer((json_int_t)c->pmtu_learned));
+	json_object_set_new(o, "pmtu_ignored", json_integer((json_int_t)c->pmtu_ignored));
 	json_object_set_new(o, "fragments_out", json_integer((json_int_t)c->fragments_out));
 	json_object_set_new(o, "flow_unpinned", json_integer((json_int_t)c->flow_unpinned));
 	json_object_set_new(o, "flow_rate_limited", json_integer((json_int_t)c->flow_rate_limited));
@@ -65,6 +67,8 @@ sum_scalars(struct lb_core_counters *t, const struct lb_core_counters *c)
 	t->frag_unmatched += c->frag_unmatched;
 	t->frag_evictions += c->frag_evictions;
 	t->fragmented_out += c->fragmented_out;
+	t->pmtu_learned += c->pmtu_learned;
+	t->pmtu_ignored += c->pmtu_ignored;
 	t->fragments_out += c->fragments_out;
 	for (unsigned int r = 0; r < LB_DROP__COUNT; r++)
 		t->drops[r] += c->drops[r];
@@ -139,4 +143,25 @@ lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const 
 	json_object_set_new(root, "vips", vips);
 	json_object_set_new(root, "cores", cj);
 	return root;
+}
+
+void
+lb_stats_add_path_mtu(json_t *root, const struct lb_config *cfg, const struct lb_snapshot *s,
+                      const struct lb_pmtu_table *t, uint32_t now)
+{
+	json_t *vips = json_object_get(root, "vips");
+
+	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips && i < json_array_size(vips); i++) {
+		const struct lb_cfg_vip *v = &cfg->vips[i];
+		json_t *bes = json_object_get(json_array_get(vips, i), "backends");
+
+		for (uint32_t j = 0; j < v->n_backends && j < json_array_size(bes); j++) {
+			uint16_t id = v->backends[j].id;
+			uint16_t m = lb_pmtu_mtu(t, s, id, s->encap.mtu, now);
+
+			if (m < s->encap.mtu)
+				json_object_set_new(json_array_get(bes, j), "path_mtu",
+				                    json_integer(m));
+		}
+	}
 }

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "../dataplane/counters.h"
+#include "../dataplane/pmtu.h"
 #include "config.h"
 
 /**
@@ -20,5 +21,13 @@
  */
 json_t *lb_stats_json(const struct lb_config *cfg, const struct lb_core_counters *const *cores,
                       const unsigned int *lcores, unsigned int n_cores);
+
+/**
+ * Add "path_mtu" to each backend of root's "vips" (as lb_stats_json() laid
+ * them out from cfg) whose learned path MTU in t is live at tick now and below
+ * s's encap.mtu. s is the snapshot the workers run.
+ */
+void lb_stats_add_path_mtu(json_t *root, const struct lb_config *cfg, const struct lb_snapshot *s,
+                           const struct lb_pmtu_table *t, uint32_t now);
 
 #endif /* LB_STATS_H */

@@ -71,6 +71,8 @@ struct lb_core_counters {
 	uint64_t frag_evictions; /* live fragment-table entries replaced to make room */
 	uint64_t fragmented_out; /* packets encapsulated and sent as outer fragments */
 	uint64_t fragments_out;  /* the fragment frames made of them */
+	uint64_t pmtu_learned;   /* MTU errors about our tunnel packets that lowered a path MTU */
+	uint64_t pmtu_ignored;   /* the same, out of bounds or not lower (pmtu.h) */
 	uint64_t drops[LB_DROP__COUNT];
 	struct lb_obj_counters vip[LB_MAX_VIPS];
 	struct lb_obj_counters backend[LB_MAX_BACKENDS];

@@ -510,6 +510,7 @@ main(int argc, char **argv)
 	        .sketches = ws.sketches,
 	        .window = &hot_window,
 	        .pool = pool,
+	        .pmtu = ws.pmtu,
 	        .hooks = hooks,
 	        .n_hooks = n_hooks,
 	        .drain_wait_ms = opt.drain_wait_ms,

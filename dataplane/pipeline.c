@@ -24,6 +24,7 @@
 #include "l2.h"
 #include "parse.h"
 #include "pipeline.h"
+#include "pmtu.h"
 
 /* Per-packet scratch carried from the first pass to the second. */
 struct pkt_state {
@@ -166,7 +167,7 @@ sketch_burst_one(struct lb_sketch *sk, const struct lb_snapshot *s, const struct
  */
 static __attribute__((noinline, cold)) unsigned int
 icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
-             const struct pkt_state *ps, uint16_t overhead)
+             const struct pkt_state *ps, uint16_t overhead, uint16_t mtu)
 {
 	const struct lb_pkt_info *info = &ps->info;
 	uint8_t af = info->key.af, eth_dst[6];
@@ -211,7 +212,7 @@ icmp_too_big(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *
 		return LB_DROP_TOO_BIG;
 	/* RFC 2473 §7.1(a): an IPv6 PTB never says less than 1280; 1280 will
 	 * be sent as outer fragments (lb_frag_out_wanted()). */
-	adv = (uint32_t)s->encap.mtu - overhead;
+	adv = (uint32_t)mtu - overhead;
 	if (af == LB_AF_INET6 && adv < LB_FRAG_OUT_IPV6_MIN)
 		adv = LB_FRAG_OUT_IPV6_MIN;
 	lb_icmp_too_big_write(hdr, &s->encap, eth_dst, w->rx_mac, af, qlen, adv);
@@ -406,7 +407,7 @@ encap_in_place(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf
 static __attribute__((noinline, cold)) void
 oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
          const struct pkt_state *ps, uint16_t bid, struct lb_burst_out *out,
-         const struct lb_encap4_tmpl *t4, uint16_t overhead)
+         const struct lb_encap4_tmpl *t4, uint16_t overhead, uint16_t mtu)
 {
 	struct lb_core_counters *cnt = w->cnt;
 	uint32_t len = ps->info.l3_len;
@@ -416,7 +417,7 @@ oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 
 	if (!lb_frag_out_wanted(ps->info.key.af, ps->info.flags & LB_PKT_DF, len) ||
 	    len + overhead > UINT16_MAX) {
-		why = icmp_too_big(w, s, m, ps, overhead);
+		why = icmp_too_big(w, s, m, ps, overhead, mtu);
 		if (why == 0)
 			out->back[out->n_back++] = m;
 		else
@@ -428,7 +429,7 @@ oversize(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		                 &tags);
 	if (!encap_in_place(w, s, m, ps, &s->backends[bid], out, t4, LB_ETH_HLEN + overhead))
 		return;
-	n = lb_frag_out_split(m, s->encap.mtu, w->frag_id, &out->frag[out->n_frag],
+	n = lb_frag_out_split(m, mtu, w->frag_id, &out->frag[out->n_frag],
 	                      LB_FRAG_OUT_MAX - out->n_frag);
 	if (n < 0) {
 		drop(w, out, m, LB_DROP_FRAG_FAILED);
@@ -475,9 +476,15 @@ forward(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	uint16_t hlen = (uint16_t)(LB_ETH_HLEN + overhead);
 	struct lb_vlan_tags tags;
 
+	/* mtu is the burst's gate (lb_pmtu_gate()): encap.mtu unless a learned
+	 * path MTU may be live, and then the backend's own entry decides. */
 	if (unlikely((uint32_t)inner_len + overhead > mtu)) {
-		oversize(w, s, m, ps, bid, out, t4, overhead);
-		return;
+		uint16_t eff = lb_pmtu_mtu(w->pmtu, s, bid, s->encap.mtu, w->now);
+
+		if ((uint32_t)inner_len + overhead > eff) {
+			oversize(w, s, m, ps, bid, out, t4, overhead, eff);
+			return;
+		}
 	}
 	if (unlikely(s->encap.vlan != LB_VLAN_STRIP)) /* read before the headers overwrite them */
 		lb_vlan_fwd_tags(&s->encap, rte_pktmbuf_mtod(m, const uint8_t *), ps->info.l2_len,
@@ -567,7 +574,7 @@ frag_steer(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 	if (e != NULL && lb_backend_usable(s, f.vip, e->backend, e->gen)) {
 		cnt->flow_hits++;
 		lb_flow_touch(e, w->now, key->proto == IPPROTO_TCP ? w->tcp_idle : w->udp_idle);
-		forward(w, s, m, &f, e->backend, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+		forward(w, s, m, &f, e->backend, out, t4, NULL, cnt, w->mtu_gate, &out->n_fwd);
 		return true;
 	}
 	if (e != NULL)
@@ -585,8 +592,19 @@ frag_steer(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		cnt->flow_evictions++;
 	cnt->vip[f.vip->id].new_flows++;
 	cnt->backend[bid].new_flows++;
-	forward(w, s, m, &f, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+	forward(w, s, m, &f, bid, out, t4, NULL, cnt, w->mtu_gate, &out->n_fwd);
 	return true;
+}
+
+/* An MTU error about our own tunnel packet: learned from, then handled as before. */
+static __attribute__((noinline, cold)) void
+pmtu_note(struct lb_worker *w, const struct lb_snapshot *s, const struct rte_mbuf *m)
+{
+	enum lb_pmtu_verdict v = lb_pmtu_icmp(w->pmtu, s, rte_pktmbuf_mtod(m, const uint8_t *),
+	                                      rte_pktmbuf_data_len(m), w->now);
+
+	w->cnt->pmtu_learned += v == LB_PMTU_LEARNED;
+	w->cnt->pmtu_ignored += v == LB_PMTU_IGNORED;
 }
 
 /*
@@ -609,6 +627,8 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 		return;
 	}
 	if (v == NULL) {
+		if (unlikely(w->pmtu != NULL))
+			pmtu_note(w, s, m);
 		if (w->has_exception)
 			out->exc[out->n_exc++] = m;
 		else
@@ -625,7 +645,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 		if (bid == LB_BACKEND_NONE)
 			drop(w, out, m, LB_DROP_NO_BACKEND);
 		else
-			forward(w, s, m, ps, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+			forward(w, s, m, ps, bid, out, t4, NULL, cnt, w->mtu_gate, &out->n_fwd);
 		return;
 	}
 	/* An ICMP error follows its flow but neither refreshes nor creates one. */
@@ -635,7 +655,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 	if (e != NULL) {
 		if (lb_backend_usable(s, v, e->backend, e->gen)) {
 			cnt->flow_hits++;
-			forward(w, s, m, ps, e->backend, out, t4, NULL, cnt, s->encap.mtu,
+			forward(w, s, m, ps, e->backend, out, t4, NULL, cnt, w->mtu_gate,
 			        &out->n_fwd);
 			return;
 		}
@@ -647,7 +667,7 @@ pass2_other(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m
 	if (bid == LB_BACKEND_NONE)
 		drop(w, out, m, LB_DROP_NO_BACKEND);
 	else
-		forward(w, s, m, ps, bid, out, t4, NULL, cnt, s->encap.mtu, &out->n_fwd);
+		forward(w, s, m, ps, bid, out, t4, NULL, cnt, w->mtu_gate, &out->n_fwd);
 }
 
 /*
@@ -734,9 +754,10 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	struct lb_encap4_tmpl t4;
 	struct vip_acc acc = {0, 0, 0};
 	uint64_t rx_bytes = 0, hits = 0;
-	const uint16_t mtu = s->encap.mtu;
+	const uint16_t mtu = lb_pmtu_gate(w->pmtu, s->encap.mtu, now);
 	uint16_t n_fwd = 0; /* out->n_fwd, kept in a register in pass 2 */
 
+	w->mtu_gate = mtu;
 	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
 	out->n_frag = out->n_fragmented = 0;
 	if (n > LB_BURST)

@@ -20,6 +20,7 @@
 #include "frag_out.h"
 #include "frag_table.h"
 #include "icmp_limit.h"
+#include "pmtu.h"
 #include "sketch.h"
 #include "snapshot.h"
 
@@ -44,6 +45,9 @@ struct lb_worker {
 	struct lb_icmp_limit icmp;  /* generated ICMP errors; zeroed = no limit */
 	uint32_t frag_id;           /* identification of the next outer packet fragmented */
 	bool tx_ip_cksum;           /* the TX ports fill outer IPv4 checksums (port_caps.h) */
+	struct lb_pmtu_table *pmtu; /* shared by all workers; NULL = encap.mtu only */
+	uint32_t pmtu_cursor;       /* lb_pmtu_sweep()'s position */
+	uint16_t mtu_gate;          /* the burst's oversize threshold (lb_pmtu_gate()) */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

@@ -79,6 +79,8 @@ lb_worker_main(void *arg)
 		lb_flow_table_advance(w->ft, w->now); /* the expiry sweep, once per tick */
 		if (w->frag != NULL)
 			lb_frag_table_advance(w->frag, w->now);
+		if (w->pmtu != NULL)
+			lb_pmtu_sweep(w->pmtu, &w->pmtu_cursor, w->now);
 		/* Relaxed: the number is all control publishes with it; the sketch
 		 * orders its own buffers (release on close, see sketch.c). */
 		if (ctx->window != NULL && w->sketch != NULL)

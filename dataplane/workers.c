@@ -59,8 +59,17 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 	uint64_t ticks_per_s = hz >> shift;
 	unsigned int lcore, w = 0;
 
+	/* One path MTU table for all workers (pmtu.h), freed with them. */
+	ws->pmtu = lb_pmtu_create(lb_pipeline_ms_to_ticks(LB_PMTU_AGE_MS, ticks_per_s));
+	if (ws->pmtu == NULL) {
+		snprintf(err, errlen, "out of memory for the path MTU table");
+		return -ENOMEM;
+	}
+	ws->pmtu->tick_shift = shift;
 	RTE_LCORE_FOREACH_WORKER (lcore) {
 		struct lb_worker_ctx *c = &ws->ctx[w];
+
+		c->w.pmtu = ws->pmtu;
 
 		c->lcore = lcore;
 		c->queue = (uint16_t)w;
@@ -149,4 +158,5 @@ lb_workers_free(struct lb_workers *ws)
 	free(ws->cores);
 	free(ws->sketches);
 	free(ws->lcores);
+	lb_pmtu_free(ws->pmtu);
 }

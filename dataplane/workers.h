@@ -19,6 +19,7 @@ struct lb_io_conf;
 struct lb_sketch;
 struct lb_snapshot;
 struct lb_worker_ctx;
+struct lb_pmtu_table;
 struct rte_rcu_qsbr;
 
 /* What every worker shares; the pointers must outlive the workers. */
@@ -41,6 +42,7 @@ struct lb_workers {
 	struct lb_core_counters **cores; /* [n]: ctx[i].w.cnt */
 	unsigned int *lcores;            /* [n]: ctx[i].lcore */
 	struct lb_sketch **sketches;     /* [n], or NULL when hot keys are off */
+	struct lb_pmtu_table *pmtu;      /* shared by every ctx[i].w (pmtu.h) */
 };
 
 /**

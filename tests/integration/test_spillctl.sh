@@ -401,7 +401,7 @@ expect_not_out "eth_trunc"
 expect_out_re '^VIP / BACKEND +WEIGHT +STATE +PACKETS +BYTES +NEW FLOWS$'
 expect_out_re '^192\.0\.2\.10:80/tcp +[0-9]+ +[0-9]+ +[0-9]+$'
 expect_out_re '^  10\.1\.0\.2 +2 +active +200 +20000 +20$'
-expect_out_re '^  10\.1\.0\.3 \(web-3\) +0 +active +300 +30000 +30$'
+expect_out_re '^  10\.1\.0\.3 \(web-3\) +0 +active, path mtu 1400 +300 +30000 +30$'
 expect_out_re '^ *LCORE +RX +FORWARDED +DROPPED'
 expect_not_out "hot keys"
 ctl stats --json
