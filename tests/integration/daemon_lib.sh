@@ -30,7 +30,7 @@ spw_test_cleanup() {
 			wait "$p" 2>/dev/null || true
 		fi
 	done
-	rm -rf "/var/run/dpdk/$PREFIX"-* 2>/dev/null || true
+	rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX"-* 2>/dev/null || true
 	if [[ -n ${!SPW_TEST_KEEPVAR:-} || $rc -ne 0 ]]; then
 		echo "work directory kept: $WORK"
 	else

@@ -206,12 +206,19 @@ def phase_full_disk():
         subprocess.call(["umount", mnt])
 
 
-phase_pipelined()
-phase_full_disk()
-for name in sorted(os.listdir(WORK)):
-    if name.startswith("spillwayd-") and name.endswith(".log"):
-        text = open(os.path.join(WORK, name), errors="replace").read()
-        for bad in ("AddressSanitizer", "LeakSanitizer", "runtime error"):
-            if bad in text:
-                fail("%s: %s: %s" % (name, bad, text[text.index(bad) - 200:][:2000]))
-print("PASS")
+try:
+    phase_pipelined()
+    phase_full_disk()
+    for name in sorted(os.listdir(WORK)):
+        if name.startswith("spillwayd-") and name.endswith(".log"):
+            text = open(os.path.join(WORK, name), errors="replace").read()
+            for bad in ("AddressSanitizer", "LeakSanitizer", "runtime error"):
+                if bad in text:
+                    fail("%s: %s: %s" % (name, bad, text[text.index(bad) - 200:][:2000]))
+    print("PASS")
+finally:
+    # The DPDK runtime folders of the daemons this run started (their file prefixes).
+    import glob
+    import shutil
+    for d in glob.glob("/var/run/dpdk/spw-gc-%d-*" % os.getpid()):
+        shutil.rmtree(d, ignore_errors=True)
