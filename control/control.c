@@ -130,6 +130,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		struct lb_server_params sp = {
 		        .path = c->p.control_path,
 		        .mode = c->p.control_mode,
+		        .idle_ms = c->p.control_idle_ms,
 		        .group = c->p.control_group,
 		        .on_request = lb_control_rpc_request,
 		        .error_reply = lb_rpc_error_reply,

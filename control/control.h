@@ -68,6 +68,7 @@ struct lb_control_params {
 	const char *state_path;    /* persisted configuration, or NULL */
 	const char *control_path;  /* control socket, or NULL for none */
 	mode_t control_mode;       /* 0: 0660 */
+	uint32_t control_idle_ms;  /* 0: LB_SERVER_DEFAULT_IDLE_MS */
 	const char *control_group; /* group name or gid, or NULL */
 	const char *metrics_addr;  /* --metrics ADDR:PORT (metrics_http.h), or NULL */
 	struct rte_rcu_qsbr *qsv;

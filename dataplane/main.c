@@ -499,6 +499,7 @@ main(int argc, char **argv)
 	        .control_path = opt.control,
 	        .metrics_addr = opt.metrics,
 	        .control_mode = opt.control_mode,
+	        .control_idle_ms = opt.control_idle_ms,
 	        .control_group = opt.control_group,
 	        .qsv = ws.qsv,
 	        .snap = &snap,

@@ -20,6 +20,7 @@ enum {
 	OPT_CONTROL = 256,
 	OPT_CONTROL_MODE,
 	OPT_CONTROL_GROUP,
+	OPT_CONTROL_IDLE,
 	OPT_STATE,
 	OPT_XDP_PROG,
 	OPT_BIRD_INCLUDE,
@@ -66,6 +67,8 @@ usage(FILE *f)
 	        "      --control-mode OCTAL permission bits of the socket file, whatever the\n"
 	        "                           umask (default 0660: owner and group may connect)\n"
 	        "      --control-group G    group of the socket file (name or numeric gid)\n"
+	        "      --control-idle MS    close a control connection after MS ms without a\n"
+	        "                           complete request (default 60000; 100-3600000)\n"
 	        "      --metrics ADDR:PORT  serve Prometheus metrics over HTTP at\n"
 	        "                           http://ADDR:PORT/metrics (text format 0.0.4;\n"
 	        "                           every stats counter per core, VIP, backend and\n"
@@ -201,6 +204,7 @@ parse_options(int argc, char **argv, struct lb_options *o)
 	        {"control", required_argument, NULL, OPT_CONTROL},
 	        {"control-mode", required_argument, NULL, OPT_CONTROL_MODE},
 	        {"control-group", required_argument, NULL, OPT_CONTROL_GROUP},
+	        {"control-idle", required_argument, NULL, OPT_CONTROL_IDLE},
 	        {"stats-file", required_argument, NULL, 's'},
 	        {"out-port", required_argument, NULL, 'o'},
 	        {"exception-port", required_argument, NULL, 'x'},
@@ -296,6 +300,16 @@ parse_options(int argc, char **argv, struct lb_options *o)
 		case OPT_CONTROL_GROUP:
 			o->control_group = optarg;
 			break;
+		case OPT_CONTROL_IDLE:
+			if (parse_uint(optarg, 3600000, &v) != 0 || v < 100) {
+				fprintf(stderr,
+				        "spillwayd: --control-idle: not a duration in ms "
+				        "(100-3600000): %s\n",
+				        optarg);
+				return -EINVAL;
+			}
+			o->control_idle_ms = (uint32_t)v;
+			break;
 		case 's':
 			o->stats_file = optarg;
 			break;
@@ -338,8 +352,10 @@ parse_options(int argc, char **argv, struct lb_options *o)
 		        "(see --help)\n");
 		return -EINVAL;
 	}
-	if ((o->control_group != NULL || o->control_mode != 0) && o->control == NULL) {
-		fprintf(stderr, "spillwayd: --control-mode/--control-group need --control PATH\n");
+	if ((o->control_group != NULL || o->control_mode != 0 || o->control_idle_ms != 0) &&
+	    o->control == NULL) {
+		fprintf(stderr, "spillwayd: --control-mode/--control-group/--control-idle need "
+		                "--control PATH\n");
 		return -EINVAL;
 	}
 	if ((o->bird_include == NULL) != (o->bird_socket == NULL)) {

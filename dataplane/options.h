@@ -21,6 +21,7 @@ struct lb_options {
 	const char *metrics;  /* --metrics ADDR:PORT, checked; NULL: no endpoint */
 	const char *xdp_prog; /* NULL: the default object; "none": no steering */
 	mode_t control_mode;
+	uint32_t control_idle_ms; /* 0: the server's default (60 s) */
 	const char *stats_file;
 	int out_port;
 	int exc_port;
