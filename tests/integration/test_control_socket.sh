@@ -450,6 +450,12 @@ run_fg badmode --config "$WORK/config.json" --control "$SOCK" --control-mode 099
 [[ $RC -eq 2 ]] || fail "--control-mode 0999: exit $RC, want 2"
 run_fg badgroup --config "$WORK/config.json" --control "$SOCK" --control-group no-such-group-spw
 [[ $RC -eq 2 ]] || fail "--control-group unknown: exit $RC, want 2"
+run_fg badidle --config "$WORK/config.json" --control "$SOCK" --control-idle 99
+[[ $RC -eq 2 ]] && grep -q -- "--control-idle" "$WORK/badidle.stderr" ||
+	fail "--control-idle 99: exit $RC: $(cat "$WORK/badidle.stderr")"
+run_fg idlenoctl --config "$WORK/config.json" --control-idle 1000
+[[ $RC -eq 2 ]] && grep -q "need --control" "$WORK/idlenoctl.stderr" ||
+	fail "--control-idle without --control: exit $RC: $(cat "$WORK/idlenoctl.stderr")"
 run_fg nocfg --state "$WORK/missing.json"
 [[ $RC -eq 2 ]] && grep -q "no state file yet" "$WORK/nocfg.stderr" ||
 	fail "--state missing without --config: exit $RC: $(cat "$WORK/nocfg.stderr")"
