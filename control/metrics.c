@@ -216,6 +216,12 @@ static const struct metric core_metrics[] = {
          "Packets over encap.mtu encapsulated and sent as outer fragments."},
         {"fragments_out", "spillway_fragments_out_total", "counter",
          "Outer fragment frames made of those packets."},
+        {"pmtu_learned", "spillway_pmtu_learned_total", "counter",
+         "ICMP too-big errors quoting our own tunnel packet that lowered a backend's path "
+         "MTU."},
+        {"pmtu_ignored", "spillway_pmtu_ignored_total", "counter",
+         "ICMP too-big errors to our tunnel source that were not believed (no matching "
+         "quote, or an MTU out of range)."},
         {"snapshot_gen", "spillway_core_snapshot_generation", "gauge",
          "Generation of the snapshot the core last used."},
         {"stalled", "spillway_core_stalled", "gauge",
@@ -325,6 +331,20 @@ render_vips(struct buf *b, const json_t *vips)
 					                                                   : "0");
 				}
 			}
+		}
+	}
+	family(b, "spillway_backend_path_mtu_bytes", "gauge",
+	       "Path MTU learned toward the backend's address, below encap.mtu (only "
+	       "backends with a live learned value).");
+	json_array_foreach (vips, i, v) {
+		vip_label(v, vl, sizeof(vl));
+		json_array_foreach (json_object_get(v, "backends"), j, be) {
+			const char *a = json_string_value(json_object_get(be, "address"));
+			struct label l[2] = {{"vip", vl}, {"backend", a != NULL ? a : ""}};
+			const json_t *m = json_object_get(be, "path_mtu");
+
+			if (m != NULL)
+				sample_json(b, "spillway_backend_path_mtu_bytes", l, 2, m);
 		}
 	}
 }
