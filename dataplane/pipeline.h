@@ -46,8 +46,8 @@ struct lb_worker {
 	uint32_t frag_id;           /* identification of the next outer packet fragmented */
 	bool tx_ip_cksum;           /* the TX ports fill outer IPv4 checksums (port_caps.h) */
 	struct lb_pmtu_table *pmtu; /* shared by all workers; NULL = encap.mtu only */
-	uint32_t pmtu_cursor;       /* lb_pmtu_sweep()'s position */
-	uint16_t mtu_gate;          /* the burst's oversize threshold (lb_pmtu_gate()) */
+	struct lb_pmtu_cursor pmtu_cursor; /* lb_pmtu_sweep()'s position and pass */
+	uint16_t mtu_gate;                 /* the burst's oversize threshold (lb_pmtu_gate()) */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

@@ -26,6 +26,38 @@ rd16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/*
+ * Whether a walk over n entries may start at tick now: walk_spent counts the
+ * entries walks started in walk_tick. Relaxed and approximate under races
+ * between workers (a few walks more or less), which is all a bound needs.
+ */
+static bool
+walk_allowed(struct lb_pmtu_table *t, uint32_t n, uint32_t now)
+{
+	uint32_t spent;
+
+	if (__atomic_load_n(&t->walk_tick, __ATOMIC_RELAXED) != now) {
+		__atomic_store_n(&t->walk_tick, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->walk_spent, 0, __ATOMIC_RELAXED);
+	}
+	spent = __atomic_fetch_add(&t->walk_spent, n != 0 ? n : 1, __ATOMIC_RELAXED);
+	return spent < LB_PMTU_WALK_BUDGET;
+}
+
+/* min_word's MTU down to mtu at once, and the learn counted (sweep passes see it). */
+static void
+min_lower(struct lb_pmtu_table *t, uint16_t mtu)
+{
+	uint64_t old = __atomic_load_n(&t->min_word, __ATOMIC_RELAXED), nw;
+
+	do {
+		uint16_t cur = (uint16_t)old;
+
+		nw = ((old >> 16) + 1) << 16 | (cur == 0 || mtu < cur ? mtu : cur);
+	} while (!__atomic_compare_exchange_n(&t->min_word, &old, nw, false, __ATOMIC_RELEASE,
+	                                      __ATOMIC_RELAXED));
+}
+
 enum lb_pmtu_verdict
 lb_pmtu_learn(struct lb_pmtu_table *t, const struct lb_snapshot *s, uint8_t af,
               const union lb_ip *addr, uint32_t mtu, uint32_t now)
@@ -36,7 +68,7 @@ lb_pmtu_learn(struct lb_pmtu_table *t, const struct lb_snapshot *s, uint8_t af,
 
 	if (until == 0) /* 0 would read as no expiry set in a fresh table */
 		until = 1;
-	if (mtu < min)
+	if (mtu < min || !walk_allowed(t, s->n_backends, now))
 		return LB_PMTU_IGNORED;
 	for (uint32_t id = 0; id < s->n_backends; id++) {
 		const struct lb_backend *b = &s->backends[id];
@@ -52,6 +84,7 @@ lb_pmtu_learn(struct lb_pmtu_table *t, const struct lb_snapshot *s, uint8_t af,
 	}
 	if (!learned)
 		return LB_PMTU_IGNORED;
+	min_lower(t, (uint16_t)mtu);
 	__atomic_store_n(&t->live_until, until, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->any, 1, __ATOMIC_RELAXED);
 	return LB_PMTU_LEARNED;
@@ -151,17 +184,36 @@ lb_pmtu_icmp(struct lb_pmtu_table *t, const struct lb_snapshot *s, const uint8_t
 }
 
 void
-lb_pmtu_sweep(struct lb_pmtu_table *t, uint32_t *cursor, uint32_t now)
+lb_pmtu_sweep(struct lb_pmtu_table *t, struct lb_pmtu_cursor *c, uint32_t now)
 {
-	uint32_t c = *cursor;
+	uint32_t pos = c->pos;
 
-	for (uint32_t i = 0; i < LB_PMTU_SWEEP; i++, c = (c + 1) % LB_MAX_BACKENDS) {
-		uint64_t e = __atomic_load_n(&t->e[c], __ATOMIC_RELAXED);
-
-		/* Only an expired value is cleared: a learn in between wins. */
-		if (e != 0 && !lb_pmtu_ahead((uint32_t)(e >> 32), now))
-			__atomic_compare_exchange_n(&t->e[c], &e, 0, false, __ATOMIC_RELAXED,
-			                            __ATOMIC_RELAXED);
+	if (pos == 0) {
+		/* Acquire pairs with min_lower(): entries learned before are seen. */
+		c->pass_word = __atomic_load_n(&t->min_word, __ATOMIC_ACQUIRE);
+		c->pass_min = 0;
 	}
-	*cursor = c;
+	for (uint32_t i = 0; i < LB_PMTU_SWEEP; i++, pos++) {
+		uint64_t e = __atomic_load_n(&t->e[pos], __ATOMIC_RELAXED);
+		uint16_t m = (uint16_t)e;
+
+		if (e == 0)
+			continue;
+		/* Only an expired value is cleared: a learn in between wins. */
+		if (!lb_pmtu_ahead((uint32_t)(e >> 32), now))
+			__atomic_compare_exchange_n(&t->e[pos], &e, 0, false, __ATOMIC_RELAXED,
+			                            __ATOMIC_RELAXED);
+		else if (c->pass_min == 0 || m < c->pass_min)
+			c->pass_min = m;
+	}
+	if (pos == LB_MAX_BACKENDS) {
+		/* A learn during the pass changed min_word: this pass's minimum may
+		 * miss it, so it is not published (the next pass tries again). */
+		uint64_t w = c->pass_word;
+
+		__atomic_compare_exchange_n(&t->min_word, &w, (w & ~(uint64_t)0xFFFF) | c->pass_min,
+		                            false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		pos = 0;
+	}
+	c->pos = pos;
 }

@@ -53,6 +53,10 @@ Z_MAX = 4.5
 CHI2_MIN_P = 1e-4
 SPREAD_MIN_UNITS = 100
 
+# Frames between an MTU error and the packets it is judged to apply to: two
+# bursts of 32 (a burst's oversize threshold is taken as it starts).
+PMTU_SETTLE = 64
+
 MARKER = re.compile(rb"SPW\d{8}\|")
 VLAN_TPIDS = (0x8100, 0x88A8)
 
@@ -232,6 +236,79 @@ class Checker:
         return "looks like input #%d (%s) but differs: length %d vs %d, first difference at byte %d" % (
             i, self.man[i]["kind"], len(data), len(ref), k)
 
+    # ------------------------------------------------------------------ path MTU
+    def model_pmtu(self):
+        """Which inputs are MTU errors about our own outer packets, and what
+        they teach: RFC 1191 §4 (type 3 code 4, Next-Hop MTU) and RFC 8201 §4
+        (Packet Too Big), to encap.source_v4/v6, quoting an outer packet from
+        that source (IPIP, IPv6-in-IP, or UDP to encap.gue_port) to a backend.
+        Such an error lowers the backend's path MTU if its value is at least
+        the floor (576 for IPv4 as RFC 791 guarantees, 1280 for IPv6, RFC 8200
+        §5; docs/operations.md) and below what the backend has; otherwise it is
+        ignored. Errors not about our packets teach nothing and are not counted.
+        self.pmtu_events: [(input index, backend, MTU)] in input order."""
+        from scapy.layers.inet import ICMP, IP
+        from scapy.layers.inet6 import IPv6, ICMPv6PacketTooBig
+        from scapy.layers.l2 import Ether
+        backends = {ip_norm(b["address"]) for v in self.vips for b in v["backends"]}
+        learned = {}
+        self.pmtu_events = []
+        self.pmtu_learned = self.pmtu_ignored = 0
+        for i, fr in enumerate(self.inputs):
+            if self.man[i]["kind"] != "pmtu-icmp":
+                continue
+            p = Ether(fr)
+            while p.type in VLAN_TPIDS:
+                p = p.payload
+            ip = p.payload
+            if isinstance(ip, IP) and isinstance(ip.payload, ICMP):
+                ic, src, floor = ip.payload, self.src4, 576
+                if ip_norm(ip.dst) != src or (ic.type, ic.code) != (3, 4) or ip.frag or ip.flags.MF:
+                    continue
+                mtu, q = ic.nexthopmtu, bytes(ic.payload)
+                if len(q) < 20 or q[0] >> 4 != 4:
+                    continue
+                hl = (q[0] & 15) * 4
+                qsrc, qdst, proto = ip_norm(q[12:16]), ip_norm(q[16:20]), q[9]
+            elif isinstance(ip, IPv6) and isinstance(ip.payload, ICMPv6PacketTooBig):
+                ic, src, floor = ip.payload, self.src6, 1280
+                if ip_norm(ip.dst) != src or ic.code != 0:
+                    continue
+                mtu, q = ic.mtu, bytes(ic.payload)
+                if len(q) < 40 or q[0] >> 4 != 6:
+                    continue
+                hl, qsrc, qdst, proto = 40, ip_norm(q[8:24]), ip_norm(q[24:40]), q[6]
+            else:
+                continue
+            if qsrc != src:
+                continue
+            if proto == 17:
+                if len(q) < hl + 4 or int.from_bytes(q[hl + 2:hl + 4], "big") != self.gue_port:
+                    continue
+            elif proto not in (4, 41):
+                continue
+            if qdst not in backends or mtu < floor or mtu >= min(self.mtu, learned.get(qdst, self.mtu)):
+                self.pmtu_ignored += 1
+                continue
+            learned[qdst] = mtu
+            self.pmtu_learned += 1
+            self.pmtu_events.append((i, qdst, mtu))
+
+    def path_mtu(self, i, backend, what):
+        """The MTU toward backend for input i: encap.mtu, or lower once an MTU
+        error about it has been processed. An error within PMTU_SETTLE frames
+        before i may or may not apply yet (the gate is per burst): a generator
+        must keep its packets out of that window."""
+        m = self.mtu
+        for k, b, mtu in self.pmtu_events:
+            if b != backend or k >= i:
+                continue
+            if k > i - PMTU_SETTLE:
+                self.fail("%s: an MTU error about %s only %d frames earlier (generator: keep %d apart)" % (
+                    what, backend, i - k, PMTU_SETTLE))
+            m = min(m, mtu)
+        return m
+
     # ------------------------------------------------------------------ outputs
     def scan_outputs(self):
         self.fwd = defaultdict(list)      # input index -> [(out index, Decoded)]
@@ -315,7 +392,16 @@ class Checker:
             ohs = {lbpcap.encap_overhead(vip, b)}
         oh = ohs.pop()
         e["overhead"] = oh
-        if e["size"] + oh <= self.mtu:
+        mtu = self.mtu
+        if self.pmtu_events:
+            b = self.group_backend(e["group"])
+            if b is None:
+                self.fail("in#%d (oversize %d bytes to %s): cannot tell its flow's backend (flow not forwarded)"
+                          % (i, e["size"], lbpcap.vip_label(vip)))
+                return None, None, []
+            mtu = self.path_mtu(i, b, "in#%d" % i)
+        e["path_mtu"] = mtu
+        if e["size"] + oh <= mtu:
             return "forward", None, []
         v6 = ip_version(vip["address"]) == 6
         # RFC 2003 §5.1: IPv4 without DF is sent as outer fragments; RFC 2473
@@ -357,6 +443,14 @@ class Checker:
                     if verdict == "frag" and not d.frag_parts:
                         self.fail("%s -> out#%d: %d bytes over encap.mtu %d in one frame, expected "
                                   "outer fragments" % (what, j, len(d.ip), self.mtu))
+                    pm = e.get("path_mtu", self.mtu)
+                    for jf, _, l3 in d.frag_parts or []:
+                        if l3 > pm:
+                            self.fail("%s -> out#%d: outer fragment of %d bytes over the path MTU %d" % (
+                                what, jf, l3, pm))
+                    if not d.frag_parts and len(d.ip) > pm:
+                        self.fail("%s -> out#%d: %d bytes sent over the path MTU %d toward %s" % (
+                            what, j, len(d.ip), pm, d.outer_dst))
                     if verdict == "forward" and d.frag_parts:
                         self.fail("%s -> out#%d: sent as %d outer fragments, but it fits encap.mtu" % (
                             what, j, len(d.frag_parts)))
@@ -527,7 +621,7 @@ class Checker:
         at = "%s -> out#%d" % (what, j)
         client_mac = ":".join("%02x" % b for b in fr[6:12])
         client = ip_norm(orig[12:16]) if orig[0] >> 4 == 4 else ip_norm(orig[8:24])
-        want_mtu = self.mtu - e["overhead"]
+        want_mtu = e.get("path_mtu", self.mtu) - e["overhead"]  # RFC 4459 §3.2
         if orig[0] >> 4 == 6:
             want_mtu = max(want_mtu, IPV6_MIN_MTU)  # RFC 2473 §7.1(a), RFC 8200 §5
         if d.eth_dst != client_mac:
@@ -557,7 +651,7 @@ class Checker:
             limit = 1280 - 48
         if d.icmp_mtu != want_mtu:
             self.fail("%s: MTU field %s != %d (mtu %d - overhead %d%s)" % (
-                at, d.icmp_mtu, want_mtu, self.mtu, e["overhead"],
+                at, d.icmp_mtu, want_mtu, e.get("path_mtu", self.mtu), e["overhead"],
                 ", at least 1280 for IPv6" if orig[0] >> 4 == 6 else ""))
         q = bytes(d.quoted)
         want = orig[:limit]
@@ -716,6 +810,10 @@ class Checker:
         if g("flow_rechosen"):
             self.fail("stats: flow_rechosen %d, expected 0 (no membership change)" % g("flow_rechosen"))
 
+        if (g("pmtu_learned"), g("pmtu_ignored")) != (self.pmtu_learned, self.pmtu_ignored):
+            self.fail("stats: pmtu_learned %d, pmtu_ignored %d; the MTU errors about our outer packets "
+                      "teach %d, %d are ignored" % (g("pmtu_learned"), g("pmtu_ignored"),
+                                                   self.pmtu_learned, self.pmtu_ignored))
         self.check_stats_objects(keys_at, ev)
         cores = st.get("cores")
         if not isinstance(cores, list) or not cores:
@@ -859,6 +957,7 @@ class Checker:
 
     def run(self):
         self.index_inputs()
+        self.model_pmtu()
         self.scan_outputs()
         self.check_packets()
         self.check_spread()

@@ -13,7 +13,7 @@ in.pcap is unique (payloads carry a sequence number), so the checker can match
 an output packet to its input by the inner bytes alone.
 
 Usage: /usr/bin/python3 gen_pcap.py OUTDIR [--seed N] [--scale F] [--too-big icmp|drop]
-                                   [--flow-capacity N] [--no-jumbo] [--mtu N]
+                                   [--flow-capacity N] [--no-jumbo] [--mtu N] [--pmtu]
        /usr/bin/python3 gen_pcap.py OUTDIR --bad-configs
 """
 
@@ -37,6 +37,8 @@ from scapy.layers.l2 import ARP, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 import lbpcap  # noqa: E402
+import maglev_ref  # noqa: E402
+from lbpcap import ip_norm  # noqa: E402
 
 LB_MAC = "02:00:00:00:00:fe"
 MTU = 1500
@@ -104,8 +106,9 @@ def make_config(too_big, flow_capacity=262144, mtu=MTU):
 
 class Gen:
     def __init__(self, seed, scale, too_big, flow_capacity, jumbo=True, icmp_rules=False, mtu=MTU,
-                 vlan=None):
+                 vlan=None, pmtu=False):
         self.jumbo = jumbo
+        self.pmtu_on = pmtu
         self.mtu = mtu
         self.rules = icmp_rules
         self.r = random.Random(seed)
@@ -557,6 +560,122 @@ class Gen:
                       {"kind": "martian", "vip": self.cfg["vips"].index(vip6), "group": m, "flow": m,
                        "verdict": "drop", "reason": "martian_src"})
 
+    def pmtu_flow(self, vi, want):
+        """A new flow to VIP vi that an independent Maglev (maglev_ref.py) sends
+        to backend want, opened with a SYN and one ACK (both forwarded)."""
+        mg = self.cfg["maglev"]
+        vip = self.cfg["vips"][vi]
+        if not hasattr(self, "pm_tables"):
+            self.pm_tables, self.pm_key = {}, maglev_ref.lbhash.key_from_seed(mg["seed"])
+        t = self.pm_tables.get(vi)
+        if t is None:
+            t = self.pm_tables[vi] = maglev_ref.vip_table(mg["seed"], mg["table_size"], vip["backends"])
+        v6 = ":" in vip["address"]
+        proto = lbpcap.PROTO_NUM[vip["protocol"]]
+        while True:
+            client = self.rand_client(v6)
+            cport = self.r.randrange(1024, 65536)
+            vport = vip["port"] or 7000
+            got = maglev_ref.backend_for(t, self.pm_key, client, vip["address"], cport, vport, proto,
+                                         vip["key"])
+            if ip_norm(got) == ip_norm(want) and self.new_tuple(client, cport, vip["address"], vport, proto):
+                break
+        self.fid += 1
+        f = {"fid": "pm%d" % self.fid, "vi": vi, "client": client, "cport": cport, "vport": vport,
+             "proto": proto, "v6": v6, "group": "v%d|pm%d" % (vi, self.fid), "tos": 0, "backend": want,
+             "mg": [client, vip["address"], cport, vport, proto, vip["key"]]}
+        return f
+
+    def pmtu_packet(self, f, t, size, df=True, flags="PA", verdict="mtu"):
+        vip = self.cfg["vips"][f["vi"]]
+        hl = 40 if f["v6"] else 20
+        l4 = 20 if f["proto"] == 6 else 8
+        ip = self.ip_l4(f["client"], vip["address"], f["proto"], f["cport"], f["vport"], 0, df,
+                        self.payload(size - hl - l4), tcp_flags=flags)
+        assert len(ip) == size, (len(ip), size)
+        e = {"kind": "pmtu-flow", "vip": f["vi"], "group": f["group"], "flow": f["fid"], "size": size,
+             "df": df, "verdict": verdict, "mg": f["mg"]}
+        et = lbpcap.ETH_P_IPV6 if f["v6"] else lbpcap.ETH_P_IP
+        self.emit(t, self.frame(ip, et, self.mac_of(f["client"]), []), e)
+
+    def pmtu_error(self, t, v6, backend, mtu, src=None, proto=None, dport=None, to=None):
+        """An ICMP fragmentation needed (RFC 1191) / Packet Too Big (RFC 8201)
+        from a router on the way to backend, quoting an outer packet of ours
+        (or, with src / proto / dport / to, a forged or foreign one)."""
+        enc = self.cfg["encap"]
+        inner = self.payload(120)
+        if v6:
+            outer = IPv6(src=src or enc["source_v6"], dst=backend, hlim=63, nh=proto or 41)
+            if proto == 17:
+                outer = outer / UDP(sport=45000, dport=dport or enc["gue_port"])
+            q = bytes(outer / Raw(inner))
+            ip = bytes(IPv6(src=ROUTER6, dst=to or enc["source_v6"], hlim=64) / ICMPv6PacketTooBig(mtu=mtu) /
+                       Raw(q))
+            fr = self.frame(ip, lbpcap.ETH_P_IPV6, "02:aa:bb:cc:dd:01", [])
+        else:
+            outer = IP(src=src or enc["source_v4"], dst=backend, ttl=63, flags="DF", proto=proto or 4)
+            if proto == 17:
+                outer = outer / UDP(sport=45000, dport=dport or enc["gue_port"])
+            q = bytes(outer / Raw(inner))[:48]  # the header and more than 8 bytes (RFC 1812 §4.3.2.3)
+            ip = bytes(IP(src=ROUTER4, dst=to or enc["source_v4"], ttl=64) /
+                       ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(q))
+            fr = self.frame(ip, lbpcap.ETH_P_IP, "02:aa:bb:cc:dd:01", [])
+        self.emit(t, fr, {"kind": "pmtu-icmp", "verdict": "drop", "reason": "no_vip"})
+
+    def pmtu(self):
+        """Tunnel path MTU discovery (RFC 2473 §7.1, RFC 4459 §3.2): MTU errors
+        about our own outer packets toward a backend, and forged or foreign
+        ones, then, more than two bursts later, oversized packets of flows to
+        each of those backends. check_pcap.py models which errors count and
+        what MTU each backend then has; the generator only sets the scene."""
+        r = self.r
+        t = max(e[0] for e in self.events) + 0.05
+        plan = [  # (name, VIP, backend)
+            ("b1", 0, "10.1.0.1"), ("b1b", 0, "10.1.0.1"), ("b2", 0, "10.1.0.2"), ("b3", 0, "10.1.0.3"),
+            ("b4", 0, "10.1.0.4"), ("g1", 2, "10.2.0.1"), ("g2", 2, "10.2.0.2"),
+            ("v1", 3, "fd01::1"), ("v2", 3, "fd01::2"), ("v3", 3, "fd01::3")]
+        fl = {}
+        for name, vi, b in plan:
+            f = fl[name] = self.pmtu_flow(vi, b)
+            first = "S" if f["proto"] == 6 else "PA"
+            self.pmtu_packet(f, t, 60 if not f["v6"] else 80, flags=first, verdict="forward")
+            t += 1e-4
+            self.pmtu_packet(f, t, 100, flags="A", verdict="forward")
+            t += 1e-4
+        t += 0.01
+        self.pmtu_error(t, False, "10.1.0.1", 1400)                       # learned
+        self.pmtu_error(t + 1e-5, False, "10.1.0.1", 1450)                # not lower
+        self.pmtu_error(t + 2e-5, False, "10.1.0.3", 1300, src="10.0.0.2")  # not our source
+        self.pmtu_error(t + 3e-5, False, "10.1.0.3", 1300, proto=6)       # not a tunnel packet
+        self.pmtu_error(t + 4e-5, False, "10.1.9.9", 1300)                # no such backend
+        self.pmtu_error(t + 5e-5, False, "10.1.0.4", 500)                 # under 576
+        self.pmtu_error(t + 6e-5, False, "10.2.0.1", 1400, proto=17)      # GUE, learned
+        self.pmtu_error(t + 7e-5, False, "10.2.0.2", 1300, proto=17, dport=6081)  # not the GUE port
+        self.pmtu_error(t + 8e-5, False, "10.1.0.2", 1300, to="10.0.0.9")  # not to our source
+        self.pmtu_error(t + 9e-5, True, "fd01::1", 1400)                   # learned
+        self.pmtu_error(t + 10e-5, True, "fd01::2", 1280)                  # learned, the IPv6 minimum
+        self.pmtu_error(t + 11e-5, True, "fd01::3", 1200)                  # under 1280
+        self.pmtu_error(t + 12e-5, True, "fd01::3", 1300, src="fd00::2")   # not our source
+        t += 0.01
+        # Fillers: more than two bursts of unrelated packets between the errors
+        # and the packets they apply to (a burst's threshold is set as it starts).
+        for k in range(80):
+            ip = bytes(IP(src=self.rand_client(False), dst="192.0.2.10") / ICMP(type=8, id=k) /
+                       Raw(self.payload(16)))
+            self.emit(t + k * 1e-6, self.frame(ip, lbpcap.ETH_P_IP, "02:11:22:33:44:56"),
+                      {"kind": "novip", "verdict": "drop", "reason": "no_vip"})
+        t += 0.01
+        sizes = {"b1": [(1380, True), (1381, True), (1381, False), (1500, True)], "b1b": [(1381, True)],
+                 "b2": [(1381, True), (1480, True), (1481, True)], "b3": [(1381, True)], "b4": [(1381, True)],
+                 "g1": [(1372, True), (1373, True)], "g2": [(1373, True)],
+                 "v1": [(1360, True), (1361, True)], "v2": [(1240, True), (1241, True), (1281, True)],
+                 "v3": [(1361, True)]}
+        order = [(n, s, df) for n in sizes for s, df in sizes[n]]
+        r.shuffle(order)
+        for n, s, df in order:
+            self.pmtu_packet(fl[n], t, s, df=df)
+            t += 1e-5
+
     def novip(self):
         r = self.r
         out = []
@@ -740,6 +859,8 @@ class Gen:
         self.malformed()
         if self.rules:
             self.icmp_rules()
+        if self.pmtu_on:
+            self.pmtu()
 
         self.events.sort(key=lambda e: (e[0], e[1]))
         os.makedirs(outdir, exist_ok=True)
@@ -850,6 +971,9 @@ def main():
     ap.add_argument("--mtu", type=int, default=MTU, help="encap.mtu (below 1328: the IPv6 tunnel "
                     "MTU is under 1280, RFC 2473 §7.1 cases are added)")
     ap.add_argument("--vlan", help="encap.vlan: strip, keep or a VLAN id (default: not set, strip)")
+    ap.add_argument("--pmtu", action="store_true",
+                    help="MTU errors about our outer packets to backends (and forged ones), then "
+                         "oversized packets of flows to those backends")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
@@ -857,7 +981,7 @@ def main():
         write_bad_configs(a.outdir)
     else:
         Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu,
-            a.vlan).run(a.outdir)
+            a.vlan, a.pmtu).run(a.outdir)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 # usage: run_pcap_test.sh SPILLWAYD
 # env:   SPW_PCAP_KEEP=1   keep the work directory (printed at the end)
 #        SPW_PCAP_SEED=N   generator seed (default 1)
+#        SPW_PCAP_ONLY=NAME run only that replay (and sections 2 and 3)
 set -euo pipefail
 
 SPW=${1:?usage: run_pcap_test.sh SPILLWAYD}
@@ -72,6 +73,7 @@ replay() {
 	shift
 	local d=$WORK/$name
 	local daemon_args=(--idle-exit 1500) check_args=()
+	[[ -n ${SPW_PCAP_ONLY:-} && $name != "$SPW_PCAP_ONLY" ]] && return
 	echo "== pcap replay: $name"
 	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" "$@"
 	local mac
@@ -128,6 +130,9 @@ replay vlan-id --scale 0.1 --seed $((SEED + 6)) --no-jumbo --vlan 4000
 # two ports: encapsulated frames out of port 1 with its MAC, ICMP replies out
 # of the receiving port with the receiving port's MAC
 OUTP=1 replay out-port --scale 0.1 --seed $((SEED + 7)) --no-jumbo
+# tunnel path MTU discovery: MTU errors quoting our outer packets lower the MTU
+# toward their backend (RFC 2473 §7.1, RFC 4459), forged ones change nothing
+replay pmtu --scale 0.1 --seed $((SEED + 8)) --no-jumbo --pmtu
 
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"
@@ -158,7 +163,7 @@ for sig in TERM INT; do
 	mkdir -p "$d"
 	timeout -k 5 60 "$SPW" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-sig$sig" -l 0-1 \
 		--vdev="net_pcap0,rx_pcap=$B/empty.pcap,tx_pcap=$d/out.pcap" \
-		-- --config "$WORK/main/config.json" --stats-file "$d/stats.json" \
+		-- --config "$WORK/${SPW_PCAP_ONLY:-main}/config.json" --stats-file "$d/stats.json" \
 		>"$d/stdout" 2>"$d/stderr" &
 	PID=$!
 	# give EAL time to come up (the log line is a hint, not part of the contract)

@@ -87,7 +87,7 @@ static void
 test_pmtu_ages_and_sweeps(void **state)
 {
 	struct lb_pmtu_table *t = lb_pmtu_create(AGE);
-	uint32_t cursor = 0;
+	struct lb_pmtu_cursor cursor = {0};
 
 	(void)state;
 	snap_init();
@@ -101,6 +101,93 @@ test_pmtu_ages_and_sweeps(void **state)
 		lb_pmtu_sweep(t, &cursor, NOW + AGE);
 	assert_int_equal(t->e[1], 0);
 	assert_int_equal(lb_pmtu_mtu(t, &g_s, 1, 1500, NOW + AGE + (1u << 31) + 5), 1500);
+	lb_pmtu_free(t);
+}
+
+/*
+ * The burst's threshold is the smallest learned MTU that may be live: a packet
+ * no larger than that never looks its backend's entry up. Reference values:
+ * the MTUs the test itself fed in.
+ */
+static void
+test_pmtu_gate_smallest(void **state)
+{
+	struct lb_pmtu_table *t = lb_pmtu_create(AGE);
+	struct lb_pmtu_cursor c = {0};
+
+	(void)state;
+	snap_init();
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET, &g_be[0].addr, 1400, NOW),
+	                 LB_PMTU_LEARNED);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW), 1400);
+	assert_int_equal(lb_pmtu_gate(t, 1300, NOW), 1300); /* never above mtu */
+	/* a lower value, then a higher one that lives longer */
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET, &g_be[1].addr, 1200, NOW + 5),
+	                 LB_PMTU_LEARNED);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW + 5), 1200);
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET6, &g_be[2].addr, 1300, NOW + 10),
+	                 LB_PMTU_LEARNED);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW + 10), 1200);
+	/* the lower ones expire: a full sweep pass publishes what is left */
+	for (uint32_t i = 0; i < LB_MAX_BACKENDS / LB_PMTU_SWEEP; i++)
+		lb_pmtu_sweep(t, &c, NOW + AGE + 6); /* 0 and 1 expired, 2 lives */
+	assert_int_equal(c.pos, 0);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW + AGE + 6), 1300);
+	/* a learn during a pass keeps that pass from raising the threshold */
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET, &g_be[0].addr, 1350, NOW + AGE + 7),
+	                 LB_PMTU_LEARNED);
+	lb_pmtu_sweep(t, &c, NOW + AGE + 7);
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET, &g_be[1].addr, 1250, NOW + AGE + 7),
+	                 LB_PMTU_LEARNED);
+	for (uint32_t i = 1; i < LB_MAX_BACKENDS / LB_PMTU_SWEEP; i++)
+		lb_pmtu_sweep(t, &c, NOW + AGE + 8);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW + AGE + 8), 1250);
+	/* everything expired: the threshold is mtu again */
+	for (uint32_t i = 0; i < LB_MAX_BACKENDS / LB_PMTU_SWEEP; i++)
+		lb_pmtu_sweep(t, &c, NOW + 3 * AGE);
+	assert_int_equal(lb_pmtu_gate(t, 1500, NOW + 3 * AGE), 1500);
+	lb_pmtu_free(t);
+}
+
+/*
+ * Errors that walk the backends are bounded per tick: with more backends than
+ * the budget, one walk per tick; the next tick walks again.
+ */
+static void
+test_pmtu_walk_budget(void **state)
+{
+	static struct lb_backend many[LB_PMTU_WALK_BUDGET];
+	struct lb_pmtu_table *t = lb_pmtu_create(AGE);
+	uint32_t learned = 0;
+
+	(void)state;
+	snap_init();
+	for (uint32_t i = 0; i < LB_PMTU_WALK_BUDGET; i++) {
+		many[i].af = LB_AF_INET;
+		many[i].gen = 1;
+		many[i].addr.b[0] = 10;
+		many[i].addr.b[2] = (uint8_t)(i >> 8);
+		many[i].addr.b[3] = (uint8_t)i;
+	}
+	g_s.backends = many;
+	g_s.n_backends = LB_PMTU_WALK_BUDGET;
+	/* 100 valid errors in one tick, each lower than the one before: one walks */
+	for (uint32_t k = 0; k < 100; k++)
+		learned += lb_pmtu_learn(t, &g_s, LB_AF_INET, &many[k].addr, 1400 - k, NOW) ==
+		           LB_PMTU_LEARNED;
+	assert_int_equal(learned, 1);
+	assert_int_equal(lb_pmtu_mtu(t, &g_s, 0, 1500, NOW), 1400);
+	assert_int_equal(lb_pmtu_mtu(t, &g_s, 1, 1500, NOW), 1500);
+	/* the next tick has a budget again */
+	assert_int_equal(lb_pmtu_learn(t, &g_s, LB_AF_INET, &many[1].addr, 1399, NOW + 1),
+	                 LB_PMTU_LEARNED);
+	/* with few backends, many walks fit in a tick */
+	g_s.n_backends = 8;
+	learned = 0;
+	for (uint32_t k = 0; k < 8; k++)
+		learned += lb_pmtu_learn(t, &g_s, LB_AF_INET, &many[k].addr, 1300, NOW + 2) ==
+		           LB_PMTU_LEARNED;
+	assert_int_equal(learned, 8);
 	lb_pmtu_free(t);
 }
 
@@ -202,6 +289,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pmtu_bounds),
 	        cmocka_unit_test(test_pmtu_ages_and_sweeps),
+	        cmocka_unit_test(test_pmtu_gate_smallest),
+	        cmocka_unit_test(test_pmtu_walk_budget),
 	        cmocka_unit_test(test_pmtu_id_reuse),
 	        cmocka_unit_test(test_pmtu_icmp_parse),
 	};
