@@ -48,8 +48,27 @@ start() {
 }
 
 # stop PID: SIGTERM, wait, set RC.
+# A daemon that has not ended 120 s after SIGTERM is reported with what each
+# of its threads is blocked in (/proc: name, state, wait channel, syscall),
+# then killed; the test fails.
 stop() {
+	local i t
 	kill -TERM "$1"
+	for i in $(seq 1 1200); do
+		kill -0 "$1" 2>/dev/null || break
+		[[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]] && break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; then
+		echo "daemon $1 still running 120 s after SIGTERM; its threads:" >&2
+		for t in /proc/"$1"/task/*; do
+			echo "  $(cat "$t/comm") state $(awk '{print $3}' "$t/stat") wchan $(cat "$t/wchan")" \
+				"syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >&2
+		done
+		kill -KILL "$1"
+		wait "$1" 2>/dev/null
+		fail "daemon $1 did not stop on SIGTERM"
+	fi
 	set +e
 	wait "$1"
 	RC=$?
