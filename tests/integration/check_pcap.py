@@ -920,6 +920,74 @@ class Checker:
                 self.fail("stats: VIP %s missing from vips" % lbpcap.vip_label(self.vips[vi]))
 
     # ------------------------------------------------------------------ report
+    # ------------------------------------------------------------ TCP flow state
+    def check_flowstate(self):
+        """A live replay (gen_pcap.py --flowstate): every packet reaches the
+        backend the test's Maglev model gives it, old or new table by the flow
+        state the RFC-level rules imply (manifest "want"); fillers are dropped
+        as not_our_mac; the flow counters as the manifest's "expect" says."""
+        man = json.load(open(os.path.join(self.dir, "manifest.json")))
+        exp = man["expect"]
+        vi = next(e["vip"] for e in self.man if e["kind"] == "flowstate")
+        self.usable[vi].add(ip_norm(man["new_backend"]["address"]))
+        self.verdicts = {}
+        self.spread_report = []
+        n_fwd = n_fill = 0
+        for i, e in enumerate(self.man):
+            outs = self.fwd.get(i, [])
+            what = "in#%d (%s %s %s:%d)" % (i, e["kind"], e.get("role", ""), *(e.get("tuple") or ["-", 0]))
+            if e["kind"] == "filler":
+                n_fill += 1
+                if outs or self.replies.get(i):
+                    self.fail("%s: expected drop (not_our_mac), but it was sent" % what)
+                continue
+            n_fwd += 1
+            if len(outs) != 1 or self.replies.get(i):
+                self.fail("%s: expected forwarded once, seen %d times" % (what, len(outs)))
+            for j, d in outs:
+                self.check_encap(i, e, j, d, what)
+                if d.outer_dst != ip_norm(e["want"]):
+                    self.fail("%s -> out#%d: reached %s, expected %s" % (what, j, d.outer_dst, e["want"]))
+        st = self.stats
+        if st is None:
+            return
+        tot = st["totals"]
+        g = lambda k: tot.get(k, 0)  # noqa: E731
+        want = {"rx_packets": len(self.inputs), "forwarded": n_fwd, "icmp_sent": 0}
+        for k, v in want.items():
+            if g(k) != v:
+                self.fail("stats: %s %d, expected %d" % (k, g(k), v))
+        if tot.get("drops", {}).get("not_our_mac") != n_fill or sum(tot.get("drops", {}).values()) != n_fill:
+            self.fail("stats: drops %s, expected not_our_mac %d only" % (
+                {k: v for k, v in tot.get("drops", {}).items() if v}, n_fill))
+        mp = st.get("mempool", {})
+        if mp.get("in_use") != 0:
+            self.fail("stats: mempool %s, expected in_use 0" % (mp,))
+        for k in ("flow_rate_limited", "flow_unpinned", "flow_evictions"):
+            if k in exp and g(k) != exp[k]:
+                self.fail("stats: %s %d, expected %d" % (k, g(k), exp[k]))
+        if "min_evictions_unpinned" in exp and g("flow_evictions") + g("flow_unpinned") < exp["min_evictions_unpinned"]:
+            self.fail("stats: flow_evictions %d + flow_unpinned %d, expected at least %d" % (
+                g("flow_evictions"), g("flow_unpinned"), exp["min_evictions_unpinned"]))
+        if "phase1_flow_rate_limited" in exp:
+            p1 = json.load(open(os.path.join(self.dir, "phase1.json")))["totals"]
+            if p1.get("flow_rate_limited") != exp["phase1_flow_rate_limited"]:
+                self.fail("stats before the change: flow_rate_limited %s, expected %d" % (
+                    p1.get("flow_rate_limited"), exp["phase1_flow_rate_limited"]))
+            lo, hi = exp["flow_rate_limited_min"], exp["flow_rate_limited_max"]
+            # after the change the 32 come back as new flows again: limited
+            # unless the bucket refilled meanwhile (1/s: at most one a second
+            # of the capture's span, plus one)
+            lo = max(lo, hi - 1 - int(self.out_span * self.cfg["flows"]["new_flow_rate"]))
+            if not lo <= g("flow_rate_limited") <= hi:
+                self.fail("stats: flow_rate_limited %d, expected %d..%d" % (g("flow_rate_limited"), lo, hi))
+        if g("flow_rechosen"):
+            self.fail("stats: flow_rechosen %d, expected 0 (a backend was added)" % g("flow_rechosen"))
+        print("check_pcap: flowstate %s: %d packets to their model backend, %d fillers; "
+              "evictions %d unpinned %d rate_limited %d hits %d misses %d" % (
+                  man["flowstate"], n_fwd, n_fill, g("flow_evictions"), g("flow_unpinned"),
+                  g("flow_rate_limited"), g("flow_hits"), g("flow_misses")))
+
     def report(self):
         kinds = Counter(e["kind"] for e in self.man)
         vc = Counter(v for v, _ in self.verdicts.values())
@@ -957,6 +1025,10 @@ class Checker:
 
     def run(self):
         self.index_inputs()
+        if "flowstate" in json.load(open(os.path.join(self.dir, "manifest.json"))):
+            self.scan_outputs()
+            self.check_flowstate()
+            return self.report()
         self.model_pmtu()
         self.scan_outputs()
         self.check_packets()

@@ -238,6 +238,34 @@ e2e_stop_pid() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# e2e_traps FUNC: run FUNC on exit; INT and TERM exit 130 and 143 (so FUNC
+# runs once, from the EXIT trap, with that status in $?).
+e2e_traps() {
+	# shellcheck disable=SC2064
+	trap "$1" EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# e2e_tail_log TITLE LINES FILE: print the last LINES lines of FILE under a
+# "---- TITLE (last LINES lines)" heading, if FILE exists.
+e2e_tail_log() {
+	[ -f "$3" ] || return 0
+	echo "---- $1 (last $2 lines)"
+	tail "-$2" "$3"
+}
+
+# e2e_teardown WORK KEEP [DPDK_DIR...]: once the test's processes are
+# stopped: e2e_cleanup, remove the DPDK runtime folders named, then remove
+# WORK, or keep it and say so when KEEP is not empty.
+e2e_teardown() {
+	local work=$1 keep=$2
+	shift 2
+	e2e_cleanup
+	[ "$#" -eq 0 ] || rm -rf "$@"
+	if [ -n "$keep" ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+
 # e2e_cleanup: delete every namespace recorded, newest first (their devices go
 # with them). Safe to call more than once.
 e2e_cleanup() {

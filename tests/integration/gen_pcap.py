@@ -889,6 +889,139 @@ class Gen:
             ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
 
 
+
+# ------------------------------------------------------------ TCP flow state
+# Live replays (--flowstate CASE): in.pcap is fed to spillwayd through a FIFO by
+# pcap_feed.py in segments, with a membership change over the control socket
+# between them, so the order of packets and the change is known. net_pcap does
+# not honour pcap timestamps; a pause is a lower bound on elapsed time made by
+# feeding bursts of filler frames (to another host's MAC: dropped not_our_mac)
+# one every FILL_GAP seconds, which also keeps the worker polling (no stall,
+# the new snapshot picked up before the next segment).
+FS_VIP = 0                    # 192.0.2.10:80 TCP, 5-tuple, IPIP
+FS_NEW = {"address": "10.1.0.5", "weight": 4}
+FS_BURST = 32                 # rte_eth_rx_burst's size: segments end on a burst
+FILL_GAP = 0.02
+
+
+def flowstate(outdir, case, seed):
+    r = random.Random(seed)
+    cfg = make_config("icmp")
+    fl = cfg["flows"]
+    if case == "flood":
+        fl["capacity"] = 64
+    elif case == "life":
+        fl.update(syn_idle_ms=100, closing_idle_ms=100)
+    elif case == "rate":
+        fl.update(new_flow_rate=1, new_flow_burst=8)
+    vip = cfg["vips"][FS_VIP]
+    mg = cfg["maglev"]
+    key = maglev_ref.lbhash.key_from_seed(mg["seed"])
+    old_t = maglev_ref.vip_table(mg["seed"], mg["table_size"], vip["backends"])
+    new_t = maglev_ref.vip_table(mg["seed"], mg["table_size"], vip["backends"] + [FS_NEW])
+    used = set()
+    seq = [0]
+
+    def choice(t, c, p):
+        return ip_norm(maglev_ref.backend_for(t, key, c, vip["address"], p, vip["port"], 6))
+
+    def tuple_(moved):
+        """A new client 5-tuple; moved: one whose Maglev backend the change moves."""
+        while True:
+            c = str(ipaddress.IPv4Address((198 << 24) | (51 << 16) | r.getrandbits(16)))
+            p = r.randrange(1024, 65536)
+            if (c, p) in used:
+                continue
+            o, n = choice(old_t, c, p), choice(new_t, c, p)
+            if moved is None or (o != n) == moved:
+                used.add((c, p))
+                return {"c": c, "p": p, "old": o, "new": n}
+
+    def pkt(f, flags, role, want):
+        seq[0] += 1
+        ip = lbpcap.l4_packet(f["c"], vip["address"], 6, f["p"], vip["port"],
+                              b"SPW%08d|" % seq[0], tcp_flags=flags)
+        return (lbpcap.eth_frame(ip, "02:00:00:00:01:01", LB_MAC),
+                {"kind": "flowstate", "role": role, "flags": flags, "vip": FS_VIP, "want": want,
+                 "verdict": "forward", "tuple": [f["c"], f["p"]]})
+
+    def fillers(n):
+        out = []
+        for _ in range(n):
+            seq[0] += 1
+            ip = lbpcap.l4_packet("198.18.0.1", vip["address"], 17, 9, 9, b"SPW%08d|" % seq[0])
+            out.append((lbpcap.eth_frame(ip, "02:00:00:00:01:02", "02:00:00:00:00:aa"),
+                        {"kind": "filler", "verdict": "drop", "reason": "not_our_mac"}))
+        return out
+
+    a, b, expect = [], [], {}
+    if case == "flood":
+        # established flows (SYN, then a segment of the handshake's ACK) in a
+        # 64-entry table, then 400 SYNs of new 5-tuples; after the change the
+        # established flows stay on their old backend, new flows take the new one
+        est = [tuple_(True) for _ in range(12)]
+        a += [pkt(f, "S", "est-syn", f["old"]) for f in est]
+        a += [pkt(f, "A", "est-ack", f["old"]) for f in est]
+        for _ in range(400):
+            f = tuple_(None)
+            a.append(pkt(f, "S", "flood", f["old"]))
+        b += [pkt(f, "PA", "est-after", f["old"]) for f in est]
+        b += [pkt(f, "S", "new-after", f["new"]) for f in (tuple_(True) for _ in range(8))]
+        # 412 entries made into at most 64 ways, the 12 established never
+        # replaced: at least 400 - 52 floods replaced another new entry or
+        # (their bucket all established) were sent without one
+        expect = {"flow_rate_limited": 0, "min_evictions_unpinned": 400 - (64 - 12)}
+    elif case == "life":
+        # after the pause (> syn_idle_ms, closing_idle_ms), a new SYN of a flow
+        # that was closed by FIN or RST, or never confirmed, is chosen anew;
+        # an established flow keeps its backend (tcp_idle_ms is 300 s)
+        roles = {"est": ["S", "A"], "fin": ["S", "A", "FA"], "rst": ["S", "A", "R"],
+                 "rstack": ["S", "A", "RA"], "syn": ["S"], "syn2": ["S", "S"]}
+        fs = {k: [tuple_(True) for _ in range(6)] for k in roles}
+        for k, flags in roles.items():
+            for fl_ in flags:
+                a += [pkt(f, fl_, k, f["old"]) for f in fs[k]]
+        for k in roles:
+            fl_ = "PA" if k == "est" else "S"
+            b += [pkt(f, fl_, k + "-after", f["old"] if k == "est" else f["new"]) for f in fs[k]]
+        expect = {"flow_rate_limited": 0, "flow_unpinned": 0, "flow_evictions": 0}
+    elif case == "rate":
+        # 40 new flows at once, a guard of burst 8 at 1/s: the first 8 get an
+        # entry, the other 32 are sent by Maglev without one (flow_rate_limited);
+        # after the change the 8 stay, the 32 follow the new table
+        ff = [tuple_(True) for _ in range(40)]
+        a += [pkt(f, "S", "rate-syn", f["old"]) for f in ff]
+        b += [pkt(f, "A", "pinned" if k < 8 else "unpinned", f["old"] if k < 8 else f["new"])
+              for k, f in enumerate(ff)]
+        expect = {"phase1_flow_rate_limited": 32, "flow_rate_limited_min": 32, "flow_rate_limited_max": 64,
+                  "flow_unpinned": 0}
+    # every segment ends on a burst: rte_eth_rx_burst on a FIFO returns a full one
+    a += fillers(-len(a) % FS_BURST)
+    b += fillers(-len(b) % FS_BURST)
+    pause = 30 if case == "life" else 10
+    wait = fillers(pause * FS_BURST)
+    frames = a + wait + b
+    os.makedirs(outdir, exist_ok=True)
+    man = []
+    for i, (_, e) in enumerate(frames):
+        man.append(dict(e, i=i))
+    lbpcap.write_pcap(os.path.join(outdir, "in.pcap"), [fr for fr, _ in frames])
+    with open(os.path.join(outdir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    plan = {"segments": [
+        {"end": len(a), "then": "change"},
+        {"end": len(a) + len(wait), "burst": FS_BURST, "gap": FILL_GAP},
+        {"end": len(frames)}],
+        "change": {"method": "backend_add", "params": {
+            "vip": {"address": vip["address"], "port": vip["port"], "protocol": vip["protocol"]},
+            "address": FS_NEW["address"], "weight": FS_NEW["weight"]}}}
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump({"lb_mac": LB_MAC, "flowstate": case, "expect": expect, "plan": plan,
+                   "new_backend": FS_NEW, "packets": man}, f, separators=(",", ":"))
+    print("gen_pcap: flowstate %s: %d frames (%d, then %d fillers, then %d)" % (
+        case, len(frames), len(a), len(wait), len(b)))
+
+
 def write_bad_configs(outdir):
     """Invalid variants of the test config, each with the field path the daemon's
     one-line "path: reason" message must name. Writes OUTDIR/NAME.json and
@@ -974,11 +1107,15 @@ def main():
     ap.add_argument("--pmtu", action="store_true",
                     help="MTU errors about our outer packets to backends (and forged ones), then "
                          "oversized packets of flows to those backends")
+    ap.add_argument("--flowstate", choices=["flood", "life", "rate"],
+                    help="a live replay of the TCP-aware flow state (fed by pcap_feed.py)")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
     if a.bad_configs:
         write_bad_configs(a.outdir)
+    elif a.flowstate:
+        flowstate(a.outdir, a.flowstate, a.seed)
     else:
         Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu,
             a.vlan, a.pmtu).run(a.outdir)

@@ -134,6 +134,49 @@ OUTP=1 replay out-port --scale 0.1 --seed $((SEED + 7)) --no-jumbo
 # toward their backend (RFC 2473 §7.1, RFC 4459), forged ones change nothing
 replay pmtu --scale 0.1 --seed $((SEED + 8)) --no-jumbo --pmtu
 
+# live_replay NAME CASE: gen_pcap.py --flowstate CASE fed through a FIFO by
+# pcap_feed.py, with a membership change over the control socket between its
+# segments (net_pcap does not honour pcap timestamps: order is what the test
+# controls); spillwayd is stopped by SIGTERM once it has received everything.
+live_replay() {
+	local name=$1 case=$2
+	local d=$WORK/$name
+	[[ -n ${SPW_PCAP_ONLY:-} && $name != "$SPW_PCAP_ONLY" ]] && return
+	echo "== pcap replay: $name (live, flow state: $case)"
+	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" --flowstate "$case"
+	mkfifo "$d/in.fifo"
+	local mac
+	mac=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["lb_mac"])' "$d/manifest.json")
+	timeout -k 5 120 "$SPW" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-$name" -l 0-1 \
+		--vdev="net_pcap0,rx_pcap=$d/in.fifo,tx_pcap=$d/out.pcap" \
+		-- --config "$d/config.json" --stats-file "$d/stats.json" --port-mac "0=$mac" \
+		--control "$d/ctl.sock" >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" &
+	PID=$!
+	local feed=0
+	timeout -k 5 90 $PY "$HERE/pcap_feed.py" "$d" "$d/in.fifo" "$d/ctl.sock" || feed=$?
+	kill -TERM "$PID" 2>/dev/null || true
+	set +e
+	wait "$PID"
+	RC=$?
+	set -e
+	PID=
+	if [[ $feed -ne 0 || $RC -ne 0 ]]; then
+		echo "FAIL: feeder exit $feed, spillwayd exit $RC (expected 0, 0); stderr tail:"
+		tail -n 20 "$WORK/$name.stderr"
+		FAILED=1
+		return
+	fi
+	$PY "$HERE/check_pcap.py" "$d" || FAILED=1
+}
+
+# TCP-aware flow state: a SYN flood into a 64-entry table keeps established
+# flows pinned across a backend_add that moves their Maglev slot; FIN, RST and
+# unconfirmed entries end early (a new SYN after the pause is chosen anew); the
+# new-flow rate guard sends flows over its burst by Maglev without an entry
+live_replay flood flood
+live_replay life life
+live_replay rate rate
+
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"
 B=$WORK/bad

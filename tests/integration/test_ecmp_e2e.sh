@@ -98,22 +98,18 @@ cleanup() {
 	for p in "${PIDS[@]}"; do e2e_stop_pid "$p" TERM; done
 	for f in "$WORK"/*.bird.pid; do [ -f "$f" ] && e2e_stop_pid "$(cat "$f")" TERM; done
 	frr_stop
-	e2e_cleanup
-	rm -rf "/var/run/dpdk/$PREFIX"-*
 	if [ "$rc" -ne 0 ]; then
 		for f in "$WORK"/frr/*.log; do
-			[ -f "$f" ] && { echo "---- FRR $(basename "$f") (last 15 lines)"; tail -15 "$f"; }
+			e2e_tail_log "FRR $(basename "$f")" 15 "$f"
 		done
 		for l in lb1 lb2; do
-			[ -f "$WORK/$l.spw.log" ] && { echo "---- $l spillwayd (last 15 lines)"; tail -15 "$WORK/$l.spw.log"; }
+			e2e_tail_log "$l spillwayd" 15 "$WORK/$l.spw.log"
 		done
 	fi
-	if [ -n "${E2E_KEEP_WORK:-}" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+	e2e_teardown "$WORK" "${E2E_KEEP_WORK:-}" "/var/run/dpdk/$PREFIX"-*
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+e2e_traps cleanup
 
 if e2e_kernel_decap_ok; then
 	DECAP=kernel

@@ -41,18 +41,11 @@ cleanup() {
 	trap - EXIT INT TERM
 	e2e_stop_pid "$CHK_PID" TERM
 	e2e_stop_pid "$SPW_PID" TERM
-	e2e_cleanup
-	rm -rf "/var/run/dpdk/$PREFIX"
-	if [ "$rc" -ne 0 ] && [ -f "$WORK/spillwayd.log" ]; then
-		echo "---- spillwayd.log (last 30 lines)"
-		tail -30 "$WORK/spillwayd.log"
-	fi
-	if [ -n "${MW_KEEP_WORK:-}" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+	[ "$rc" -eq 0 ] || e2e_tail_log spillwayd.log 30 "$WORK/spillwayd.log"
+	e2e_teardown "$WORK" "${MW_KEEP_WORK:-}" "/var/run/dpdk/$PREFIX"
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+e2e_traps cleanup
 
 e2e_ns_add "$NS_G"
 e2e_ns_add "$NS_L"
