@@ -278,8 +278,12 @@ ops_hot_list(void *arg)
 		if (v == NULL)
 			continue;
 		for (uint16_t r = 0; r < o[i].n_replicas; r++) {
-			const struct lb_backend *b = &s->backends[o[i].replicas[r]];
+			const struct lb_backend *b;
 
+			/* The controller's state may be ahead of the published snapshot. */
+			if (!lb_hotkey_replica_in(s, &o[i], o[i].replicas[r]))
+				continue;
+			b = &s->backends[o[i].replicas[r]];
 			json_array_append_new(reps,
 			                      json_string(lb_ip_to_str(b->af, &b->addr, buf, 64)));
 		}

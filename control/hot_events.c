@@ -63,9 +63,10 @@ lb_hotkey_counters_json(const struct lb_hotkey *h)
 
 	for (uint32_t i = 0; i < h->n_ov; i++)
 		pinned += h->ov[i].pinned;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
 	                 (json_int_t)h->promotions, "demotions", (json_int_t)h->demotions,
 	                 "replans", (json_int_t)h->replans, "dropped", (json_int_t)h->dropped,
 	                 "table_full", (json_int_t)h->table_full, "active", (json_int_t)h->n_ov,
-	                 "pinned", (json_int_t)pinned);
+	                 "pinned", (json_int_t)pinned, "windows_missed",
+	                 (json_int_t)h->windows_missed);
 }

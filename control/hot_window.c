@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "hot_window.h"
@@ -67,6 +68,14 @@ lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
 	}
 	hw->window_ms = cfg->hot.window_ms;
 	pub->hot = hw->hot;
+	hw->miss_file = getenv("SPILLWAY_TEST_HOT_MISS_FILE");
+	if (hw->miss_file != NULL && hw->miss_file[0] == '\0')
+		hw->miss_file = NULL;
+	if (hw->miss_file != NULL)
+		fprintf(stderr,
+		        "spillwayd: TEST MODE: SPILLWAY_TEST_HOT_MISS_FILE=%s misses hot-key "
+		        "windows\n",
+		        hw->miss_file);
 	return 0;
 }
 
@@ -144,34 +153,75 @@ cmp_cand(const void *a, const void *b)
 	return x->key_hash < y->key_hash ? -1 : x->key_hash > y->key_hash;
 }
 
-/*
- * Window w is closed on every core: merge the cores' candidates and totals,
- * take each backend's load over the window from the counters, run the
- * controller, and publish a new snapshot if the overrides changed.
- */
+/* Each backend's packets since the last call, from the cores' counters. */
 static void
-hot_process(struct lb_hot_window *hw, uint64_t w)
+take_loads(struct lb_hot_window *hw, const struct lb_snapshot *s)
 {
-	const struct lb_snapshot *s = *hw->pub->snap;
-	uint32_t n = 0, m = 0;
-	char err[256];
+	for (uint32_t id = 0; id < s->n_backends && id < LB_MAX_BACKENDS; id++) {
+		uint64_t cur = 0;
 
-	/* Overrides could not be published while a core is stalled. */
-	if (lb_publish_stalled(hw->pub, NULL) > 0)
-		return;
+		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
+			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
+			                       __ATOMIC_RELAXED);
+		hw->load[id] = cur - hw->prev[id];
+		hw->prev[id] = cur;
+	}
+}
+
+/* Read window w from every core into cands and vip_total; @return the number
+ * of cores whose read failed (0: the window is complete, *n candidates). */
+static unsigned int
+hot_read(struct lb_hot_window *hw, uint64_t w, uint32_t *n)
+{
+	unsigned int failed = 0;
+
+	*n = 0;
 	memset(hw->vip_total, 0, LB_MAX_VIPS * sizeof(*hw->vip_total));
+	/* Test mode: while the file exists, every read fails. */
+	if (hw->miss_file != NULL && access(hw->miss_file, F_OK) == 0)
+		return hw->pub->n_cores ? hw->pub->n_cores : 1;
 	for (unsigned int i = 0; i < hw->pub->n_cores; i++) {
 		uint64_t totals[LB_MAX_VIPS];
 		uint32_t k = 0;
 
-		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + n, HOT_CANDS_PER_CORE, &k,
+		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + *n, HOT_CANDS_PER_CORE, &k,
 		                    totals)) {
-			hw->missed++;
+			failed++;
 			continue;
 		}
-		n += k;
+		*n += k;
 		for (unsigned int v = 0; v < LB_MAX_VIPS; v++)
 			hw->vip_total[v] += totals[v];
+	}
+	return failed;
+}
+
+/*
+ * Window w: read it from every core; if that fails and final is false, leave
+ * it for the next tick (a core may not have closed it yet). A window complete
+ * on every core is merged, the backends' loads over it taken from the
+ * counters, the controller run, and a new snapshot published if the overrides
+ * changed. A window still incomplete at its deadline (final) is missed: its
+ * data is unknown, so the controller decides nothing on it; its loads are
+ * discarded. @return true when w is done with (processed or missed).
+ */
+static bool
+hot_process(struct lb_hot_window *hw, uint64_t w, bool final)
+{
+	const struct lb_snapshot *s = *hw->pub->snap;
+	uint32_t n = 0, m = 0;
+	unsigned int failed;
+	char err[256];
+
+	/* Overrides could not be published while a core is stalled. */
+	failed = lb_publish_stalled(hw->pub, NULL) > 0 ? hw->pub->n_cores : hot_read(hw, w, &n);
+	if (failed > 0) {
+		if (!final)
+			return false;
+		hw->missed += failed;
+		take_loads(hw, s);
+		lb_hotkey_window_missed(hw->hot, w);
+		return true;
 	}
 	/* Same (VIP, key) on several cores: one candidate, counts summed. */
 	qsort(hw->cands, n, sizeof(*hw->cands), cmp_cand);
@@ -187,15 +237,7 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 		hw->merged[m].count = hw->cands[i].count;
 		m++;
 	}
-	for (uint32_t id = 0; id < s->n_backends && id < LB_MAX_BACKENDS; id++) {
-		uint64_t cur = 0;
-
-		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
-			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
-		hw->load[id] = cur - hw->prev[id];
-		hw->prev[id] = cur;
-	}
+	take_loads(hw, s);
 	if (lb_hotkey_window(hw->hot, s, hw->load, hw->vip_total, hw->merged, m, w)) {
 		struct lb_snapshot *ns = lb_publish_build(hw->pub, hw->pub->cfg, err, sizeof(err));
 
@@ -205,6 +247,7 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 			fprintf(stderr, "spillwayd: hot keys: overrides not published (a worker is "
 			                "stalled); the next publication carries them\n");
 	}
+	return true;
 }
 
 void
@@ -212,10 +255,10 @@ lb_hot_window_tick(struct lb_hot_window *hw)
 {
 	uint64_t now = lb_now_ms();
 
-	if (hw->pending != 0) {
-		hot_process(hw, hw->pending);
+	/* The closed window is read on the ticks that follow, until the next
+	 * window opens: after that a core may reuse its buffer. */
+	if (hw->pending != 0 && hot_process(hw, hw->pending, now >= hw->next_ms))
 		hw->pending = 0;
-	}
 	if (now < hw->next_ms)
 		return;
 	hw->next_ms = now + hw->window_ms;

@@ -28,8 +28,11 @@ struct lb_hot_window {
 	uint64_t pending;
 	uint64_t next_ms;
 	uint32_t window_ms;
-	uint64_t missed; /* core-windows lost: a core reopened before we read */
-	bool skip;       /* the window closed next is not read (it ran while off) */
+	uint64_t missed; /* core-windows lost: not readable before the next window opened */
+	/* Test mode (SPILLWAY_TEST_HOT_MISS_FILE): while this file exists every
+	 * window is missed. NULL: off. */
+	const char *miss_file;
+	bool skip; /* the window closed next is not read (it ran while off) */
 	/* Each backend's cumulative packets at the last window, its packets over
 	 * the window, each VIP's packets over the window; the candidates read
 	 * and merged. */
@@ -54,9 +57,10 @@ int lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
 
 /**
  * Periodic work (the control timer): read the window closed at the previous
- * call (a core that has already reopened it counts as missed), run the
- * controller and publish if it changed the overrides; then open the next
- * window when it is due.
+ * opening (retried on every tick until the next window opens; a window not
+ * read from every core by then is missed, and the controller decides nothing
+ * on it), run the controller and publish if it changed the overrides; then
+ * open the next window when it is due.
  */
 void lb_hot_window_tick(struct lb_hot_window *hw);
 

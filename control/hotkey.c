@@ -247,10 +247,11 @@ compact(struct lb_hotkey *h)
 	}
 }
 
-/* Re-plan override pos if a replica is unusable or over the cap, or r must change. */
+/* Re-plan override pos if a replica is unusable or (unless only_broken) over
+ * the cap, or r must change. */
 static bool
 check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
-               const struct lb_hot_vip_info *vi, uint32_t pos, uint64_t window)
+               const struct lb_hot_vip_info *vi, uint32_t pos, uint64_t window, bool only_broken)
 {
 	struct lb_hot_override *o = &h->ov[pos];
 	const struct lb_hot_ov_state *st = &h->st[pos];
@@ -267,6 +268,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 		else if (h->load[b] > vi->cap * (1 + LB_HOT_CAP_SLACK))
 			over = true;
 	}
+	if (only_broken && !broken)
+		return false;
 	r = lb_hot_plan_target_r(h, pos, vi->n, over);
 	if (!broken && !over && r == o->n_replicas)
 		return false;
@@ -399,6 +402,9 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			continue;
 		}
 		vi = lb_hot_plan_vip_info(h, s, v, load);
+		/* An idle VIP (no packet in a window that was read) is a window in
+		 * which its keys are below threshold_low, like a key the sketch did
+		 * not name: it demotes on the same schedule. */
 		total = vip_total != NULL ? vip_total[v->id] : 0;
 		share = total ? (double)st->seen / (double)total : 0;
 		if (share > 1)
@@ -422,11 +428,58 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			changed = true;
 			continue;
 		}
-		if (check_override(h, s, v, vi, i, window))
+		if (check_override(h, s, v, vi, i, window, false))
 			changed = true;
 	}
 	compact(h);
 	return changed;
+}
+
+void
+lb_hotkey_window_missed(struct lb_hotkey *h, uint64_t window)
+{
+	h->last_window = window;
+	h->windows_missed++;
+}
+
+/* Drop override pos (its VIP is gone, or has no usable backend left). */
+static void
+drop_at(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v, uint32_t pos,
+        uint64_t window)
+{
+	lb_hot_events_add(h, LB_HOT_EV_DROP, window, &h->ov[pos]);
+	h->dropped++;
+	remove_at(h, s, v, pos);
+}
+
+bool
+lb_hotkey_revalidate(struct lb_hotkey *h, const struct lb_snapshot *s)
+{
+	bool changed = false;
+
+	begin_call(h, s);
+	for (uint32_t i = 0; i < h->n_ov; i++) {
+		const struct lb_vip *v = vip_by_id(h, s, h->ov[i].vip_id);
+		const struct lb_hot_vip_info *vi =
+		        v != NULL ? lb_hot_plan_vip_info(h, s, v, NULL) : NULL;
+
+		if (vi == NULL || vi->n == 0) {
+			drop_at(h, s, v, i, h->last_window);
+			changed = true;
+			continue;
+		}
+		if (check_override(h, s, v, vi, i, h->last_window, true))
+			changed = true;
+	}
+	compact(h);
+	return changed;
+}
+
+bool
+lb_hotkey_replica_in(const struct lb_snapshot *s, const struct lb_hot_override *o, uint16_t id)
+{
+	return id < s->n_backends && s->backends[id].gen != 0 &&
+	       s->backends[id].vip_id == o->vip_id;
 }
 
 /* --- operators ------------------------------------------------------------ */
@@ -472,7 +525,7 @@ lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
 		h->ov[pos].key = *key;
 	/* An operator's r applies at once (no hysteresis); r = 0 re-plans only
 	 * if a replica is unusable or over the cap. */
-	check_override(h, s, v, vi, (uint32_t)pos, window);
+	check_override(h, s, v, vi, (uint32_t)pos, window, false);
 	lb_hot_events_add(h, LB_HOT_EV_PIN, window, &h->ov[pos]);
 	return 0;
 }

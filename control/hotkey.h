@@ -79,6 +79,34 @@ bool lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const ui
                       const uint64_t *vip_total, const struct lb_hot_candidate *c, uint32_t n_c,
                       uint64_t window);
 
+/**
+ * A window whose data could not be read (a core had not closed it, or had
+ * already reopened it, or a worker was stalled): its shares are unknown, not
+ * zero, so nothing is promoted, demoted or re-planned on it and the count of
+ * consecutive low windows is neither advanced nor reset. Counted in
+ * windows_missed.
+ */
+void lb_hotkey_window_missed(struct lb_hotkey *h, uint64_t window);
+
+/**
+ * Re-plan against s, a snapshot about to be published for a change of
+ * configuration, before any window sees it: an override whose VIP is gone or
+ * has no usable backend left is dropped, and one with a replica that is not
+ * usable in s (removed, down, draining, weight 0, not in the VIP's table) gets
+ * its replacement at once, from the loads known so far. Loads and shares are
+ * not touched. @return true if an override changed (the caller then lays the
+ * overrides into the snapshot again).
+ */
+bool lb_hotkey_revalidate(struct lb_hotkey *h, const struct lb_snapshot *s);
+
+/**
+ * Whether backend id is a membership of override o's VIP in s (an id inside
+ * s's registry, in use, of that VIP): what a reader of an override's replicas
+ * checks before it reads s->backends[id].
+ */
+bool lb_hotkey_replica_in(const struct lb_snapshot *s, const struct lb_hot_override *o,
+                          uint16_t id);
+
 /** The current overrides (valid until the next call that changes them). */
 uint32_t lb_hotkey_overrides(const struct lb_hotkey *h, const struct lb_hot_override **out);
 
@@ -97,7 +125,7 @@ json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
- * "active", "pinned"}.
+ * "active", "pinned", "windows_missed"}.
  */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
 

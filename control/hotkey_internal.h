@@ -83,6 +83,7 @@ struct lb_hotkey {
 	uint32_t ev_n;
 
 	uint64_t promotions, demotions, replans, dropped, table_full;
+	uint64_t windows_missed; /* windows not read: no decision was taken on them */
 
 	/* Per backend id (LB_HOT_N_IDS entries). */
 	double *load;       /* EWMA of the per-window load */

@@ -505,6 +505,9 @@ render_hot(struct buf *b, const json_t *hot, const json_t *list)
 	static const struct metric missed = {"missed_core_windows",
 	                                     "spillway_hot_missed_core_windows_total", "counter",
 	                                     "Core windows the controller could not read in time."};
+	static const struct metric wmissed = {
+	        "windows_missed", "spillway_hot_windows_missed_total", "counter",
+	        "Windows not read from every core in time: no hot-key decision taken on them."};
 	const json_t *ov = json_object_get(list, "overrides"), *o;
 	char vl[80], t[64];
 	size_t i;
@@ -514,6 +517,7 @@ render_hot(struct buf *b, const json_t *hot, const json_t *list)
 	if (list == NULL)
 		return;
 	one(b, &missed, json_object_get(list, "counters"));
+	one(b, &wmissed, json_object_get(list, "counters"));
 	for (int share = 1; share >= 0; share--) {
 		const char *name = share ? "spillway_hot_key_share" : "spillway_hot_key_replicas";
 

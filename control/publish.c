@@ -520,6 +520,16 @@ lb_publish_build(struct lb_publisher *pub, const struct lb_config *cfg, char *er
 	s = lb_snapshot_build_par(cfg, pub->generation + 1, *pub->snap, ov, n_ov,
 	                          pub->live ? 1 : (unsigned int)sysconf(_SC_NPROCESSORS_ONLN), err,
 	                          errlen);
+	/* A replica the change made unusable is replaced in this very snapshot;
+	 * the rebuild shares every table with the first build. */
+	if (s != NULL && pub->hot != NULL && lb_hotkey_revalidate(pub->hot, s)) {
+		struct lb_snapshot *first = s;
+
+		n_ov = overrides_for_build(pub, ov);
+		s = lb_snapshot_build_par(cfg, pub->generation + 1, first, ov, n_ov, 1, err,
+		                          errlen);
+		lb_snapshot_free(first);
+	}
 	free(ov);
 	pub->build_ns = (rte_rdtsc() - t0) * 1000000000ull / rte_get_tsc_hz();
 	return s;

@@ -97,7 +97,9 @@ void lb_publish_init(struct lb_publisher *pub, const struct lb_control_params *p
 
 /**
  * Build cfg's snapshot for the next generation: tables unchanged since the
- * published snapshot are copied from it, hot-key overrides are laid in.
+ * published snapshot are copied from it, hot-key overrides are laid in, after
+ * lb_hotkey_revalidate() has replaced (in the controller too) every replica
+ * cfg leaves unusable and dropped the overrides of VIPs cfg removed.
  *
  * @return the snapshot (not yet published), or NULL with a reason in err.
  */

@@ -162,8 +162,12 @@ place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t 
 		for (uint16_t r = 0; r < ov[k].n_replicas; r++) {
 			uint16_t id = ov[k].replicas[r];
 
+			/* Only what the VIP's Maglev table could pick: a replica
+			 * down, draining or of weight 0 gets no new flow either. */
 			if (id < s->n_backends && s->backends[id].gen != 0 &&
-			    s->backends[id].vip_id == ov[k].vip_id)
+			    s->backends[id].vip_id == ov[k].vip_id &&
+			    s->backends[id].state == LB_BACKEND_ACTIVE &&
+			    s->backends[id].weight > 0)
 				replicas[next++] = id;
 		}
 		if (next == first)

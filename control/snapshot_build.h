@@ -39,8 +39,9 @@ struct lb_snapshot_override {
  * since prev (same seed, size, and active backends with the same identities,
  * weights and ids) points at prev's table block, which gains a reference,
  * instead of a new one; and the given overrides are laid out in the snapshot's
- * override table (replicas that are not backends of the override's VIP in cfg
- * are left out, and an override left with none is dropped). prev may be freed
+ * override table (replicas that are not active backends of non-zero weight of
+ * the override's VIP in cfg are left out, and an override left with none is
+ * dropped). prev may be freed
  * before or after the result, in any order.
  */
 struct lb_snapshot *lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,
