@@ -104,8 +104,7 @@ lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char
 		uint64_t cur = 0;
 
 		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
-			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
+			cur += lb_hot_window_backend_load(hw, i, id);
 		hw->prev[id] = cur;
 	}
 	hw->pending = 0;
@@ -164,6 +163,10 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 		uint64_t totals[LB_MAX_VIPS];
 		uint32_t k = 0;
 
+		/* The core's next window: its sample rate (hot.sample) and unit. */
+		lb_sketch_adapt(hw->sketches[i], w, hw->pub->cfg->hot.sample,
+		                hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES,
+		                lb_hot_window_threshold(hw));
 		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + n, HOT_CANDS_PER_CORE, &k,
 		                    totals)) {
 			hw->missed++;
@@ -191,8 +194,7 @@ hot_process(struct lb_hot_window *hw, uint64_t w)
 		uint64_t cur = 0;
 
 		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
-			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
+			cur += lb_hot_window_backend_load(hw, i, id);
 		hw->load[id] = cur - hw->prev[id];
 		hw->prev[id] = cur;
 	}
