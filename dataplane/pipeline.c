@@ -135,7 +135,7 @@ sketch_burst(struct lb_sketch *sk, const struct lb_snapshot *s, const struct pkt
 			lb_sketch_add(sk, v->id, kh, kp, wt);
 		}
 	}
-	sk->cur->packets += fed;
+	lb_sketch_count_packets(sk, fed);
 }
 
 /*
@@ -158,7 +158,7 @@ sketch_burst_one(struct lb_sketch *sk, const struct lb_snapshot *s, const struct
 		sketch_burst(sk, s, st, n); /* each packet's own weight */
 		return;
 	}
-	b->packets += n;
+	lb_sketch_count_packets(sk, n);
 	b->vip_total[v->id] = base + n;
 	while (c <= n) {
 		const struct pkt_state *ps = &st[c - 1];

@@ -257,6 +257,17 @@ unsigned int lb_sketch_adapt(struct lb_sketch *sk, uint64_t w, int sample, bool 
 uint64_t lb_sketch_window_packets(const struct lb_sketch *sk, uint64_t w);
 
 /**
+ * Worker, once per burst: n more VIP packets in the window (what automatic
+ * sampling sizes the rate on; lb_sketch_add() does not count them, so that a
+ * burst costs one add).
+ */
+static inline void
+lb_sketch_count_packets(struct lb_sketch *sk, uint32_t n)
+{
+	sk->cur->packets += n;
+}
+
+/**
  * Worker, once per loop pass: if control has opened a window later than the
  * one being written, close the current buffer (publish it with a release
  * store) and start writing the other one, cleared.

@@ -280,6 +280,34 @@ test_auto_rate_names_band(void **state)
 	assert_true(named_windows(s) >= 199);
 }
 
+/* Control's per-core choice: from the window's packets, adopted at the next window. */
+static void
+test_adapt_per_core(void **state)
+{
+	struct lb_sketch *sk = lb_sketch_create(0);
+	struct lb_flow_key key = {0};
+
+	(void)state;
+	assert_non_null(sk);
+	lb_sketch_poll(sk, 1);
+	for (uint32_t i = 0; i < 1000000; i++)
+		lb_sketch_add(sk, 0, mix(i), &key, 1);
+	lb_sketch_count_packets(sk, 1000000); /* as the pipeline does per burst */
+	lb_sketch_poll(sk, 2);
+	/* (phi/2) 10^6 = 5000 = 78 * 2^6: shift 6. */
+	assert_int_equal(lb_sketch_adapt(sk, 1, -1, false, 0.01), 6);
+	assert_int_equal(sk->sample_shift, 0); /* window 2 keeps its rate */
+	lb_sketch_poll(sk, 3);
+	assert_int_equal(sk->sample_shift, 6);
+	assert_int_equal(sk->weight_bytes, 0);
+	/* A fixed shift and byte weights. */
+	assert_int_equal(lb_sketch_adapt(sk, 2, 3, true, 0.01), 3);
+	lb_sketch_poll(sk, 4);
+	assert_int_equal(sk->sample_shift, 3);
+	assert_int_equal(sk->weight_bytes, 1);
+	lb_sketch_free(sk);
+}
+
 int
 main(void)
 {
@@ -291,6 +319,7 @@ main(void)
 	        cmocka_unit_test(test_spread_overrides),
 	        cmocka_unit_test(test_auto_shift),
 	        cmocka_unit_test(test_auto_rate_names_band),
+	        cmocka_unit_test(test_adapt_per_core),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
