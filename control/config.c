@@ -352,7 +352,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	        "capacity",        "tcp_idle_ms",   "udp_idle_ms",    "syn_idle_ms",
 	        "closing_idle_ms", "new_flow_rate", "new_flow_burst", NULL};
 	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
-	                                       NULL};
+	                                       "weight",  "sample",    NULL};
 	static const char *const icmp_keys[] = {"rate_per_sec", "burst", NULL};
 	const char *seed = NULL;
 	json_t *o;
@@ -447,6 +447,8 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	cfg->hot.window_ms = 100;
 	cfg->hot.threshold = 0.01;
 	cfg->hot.epsilon = 0.25;
+	cfg->hot.weight = LB_HOT_WEIGHT_PACKETS;
+	cfg->hot.sample = LB_HOT_SAMPLE_AUTO;
 	if ((rc = get_obj(c, "", root, "hot", &o)) != 0)
 		return rc;
 	if (o != NULL) {
@@ -461,6 +463,8 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		if ((rc = get_real(c, "hot", o, "threshold", 1e-6, 1.0, &cfg->hot.threshold)) != 0)
 			return rc;
 		if ((rc = get_real(c, "hot", o, "epsilon", 1e-3, 100.0, &cfg->hot.epsilon)) != 0)
+			return rc;
+		if ((rc = lb_config_hot_policy_from_json(o, cfg, c->err, c->errlen)) != 0)
 			return rc;
 	}
 	return 0;
@@ -633,7 +637,7 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
           struct lb_cfg_vip *v, uint32_t *next_backend_id)
 {
 	static const char *const keys[] = {"address", "port",     "protocol", "key",
-	                                   "encap",   "backends", NULL};
+	                                   "encap",   "backends", "hot_mode", NULL};
 	json_t *arr;
 	uint64_t u = 0;
 	uint8_t proto = 0;
@@ -658,6 +662,11 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 	if ((rc = get_enum(c, path, o, "protocol", proto_names, &proto)) != 0)
 		return rc;
 	v->proto = proto == 0 ? IPPROTO_TCP : IPPROTO_UDP;
+	v->hot_mode = LB_HOT_SPREAD;
+	if (json_object_get(o, "hot_mode") != NULL &&
+	    (rc = lb_config_hot_mode_from_json(json_object_get(o, "hot_mode"), v->proto, path,
+	                                       &v->hot_mode, c->err, c->errlen)) != 0)
+		return rc;
 	v->key_mode = LB_KEY_5TUPLE;
 	if ((rc = get_enum(c, path, o, "key", lb_config_key_names, &v->key_mode)) != 0)
 		return rc;

@@ -23,6 +23,10 @@
 #define LB_FLOW_DEFAULT_SYN_IDLE_MS 5000u      /* an entry not yet confirmed */
 #define LB_FLOW_DEFAULT_CLOSING_IDLE_MS 10000u /* after a FIN or RST */
 #define LB_FLOW_DEFAULT_NEW_FLOW_BURST 10000u
+#define LB_HOT_WEIGHT_PACKETS 0
+#define LB_HOT_WEIGHT_BYTES 1
+#define LB_HOT_SAMPLE_AUTO (-1) /* chosen per core from its measured packet rate */
+#define LB_HOT_SAMPLE_MAX 8
 #define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
 
 struct lb_cfg_backend {
@@ -42,6 +46,7 @@ struct lb_cfg_vip {
 	uint16_t port;    /* host byte order; 0 = any port */
 	uint8_t key_mode; /* enum lb_key_mode */
 	uint8_t encap;    /* enum lb_encap_type */
+	uint8_t hot_mode; /* enum lb_hot_mode */
 	uint16_t id;      /* stable VIP id (counter index) */
 	uint32_t n_backends;
 	struct lb_cfg_backend *backends;
@@ -69,6 +74,8 @@ struct lb_config {
 		uint32_t window_ms;
 		double threshold;
 		double epsilon;
+		uint8_t weight; /* LB_HOT_WEIGHT_PACKETS or _BYTES: sketch and loads alike */
+		int8_t sample;  /* sampling shift 0..LB_HOT_SAMPLE_MAX, or LB_HOT_SAMPLE_AUTO */
 	} hot;
 	uint32_t n_vips;
 	struct lb_cfg_vip *vips;
@@ -150,5 +157,26 @@ const char *lb_config_json_type(const json_t *v);
  * the control socket refuse unknown fields.
  */
 const char *lb_config_unknown_key(const json_t *obj, const char *const *allowed);
+
+/**
+ * A VIP's hot_mode value (v, the member's JSON) for a VIP of protocol proto:
+ * "spread", "report" or "off" into *out. "per_packet" is refused, on a TCP VIP
+ * as TCP-incompatible and on a UDP VIP as not supported yet. Messages name
+ * path.hot_mode ("hot_mode" for an empty path).
+ *
+ * @return 0, or -EINVAL with "path.hot_mode: reason" in err.
+ */
+int lb_config_hot_mode_from_json(const json_t *v, uint8_t proto, const char *path, uint8_t *out,
+                                 char *err, size_t errlen);
+
+/**
+ * The hot object's "weight" and "sample" members (absent: left as they are in
+ * cfg). @return 0, or -EINVAL with "hot.weight: ..." / "hot.sample: ..." in err.
+ */
+int lb_config_hot_policy_from_json(const json_t *hot, struct lb_config *cfg, char *err,
+                                   size_t errlen);
+
+/** The document form of hot.sample: "auto" or the shift; NULL if allocation failed. */
+json_t *lb_config_hot_sample_json(int8_t sample);
 
 #endif /* LB_CONFIG_H */

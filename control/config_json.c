@@ -33,7 +33,7 @@ json_t *
 lb_config_vip_to_json(const struct lb_cfg_vip *v)
 {
 	char buf[64];
-	json_t *bes = json_array();
+	json_t *bes = json_array(), *o;
 
 	if (bes == NULL)
 		return NULL;
@@ -44,11 +44,19 @@ lb_config_vip_to_json(const struct lb_cfg_vip *v)
 		}
 	}
 	/* "o" hands bes over even when the pack fails. */
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
-	                 lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
-	                 "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
-	                 lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
-	                 "backends", bes);
+	o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
+	              lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
+	              "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
+	              lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
+	              "backends", bes);
+	/* hot_mode only when not the default, so documents without it read the same. */
+	if (o != NULL && v->hot_mode != LB_HOT_SPREAD &&
+	    json_object_set_new(o, "hot_mode",
+	                        json_string(lb_config_hot_mode_names[v->hot_mode])) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* json_object_set_new that owns v in every case; false on failure (v NULL included). */
@@ -111,9 +119,11 @@ lb_config_to_json(const struct lb_config *cfg)
 	         json_pack("{s:i, s:i}", "rate_per_sec", (json_int_t)cfg->icmp.rate_per_sec,
 	                   "burst", (json_int_t)cfg->icmp.burst)) &&
 	     set(root, "hot",
-	         json_pack("{s:b, s:i, s:f, s:f}", "enabled", cfg->hot.enabled, "window_ms",
-	                   (json_int_t)cfg->hot.window_ms, "threshold", cfg->hot.threshold,
-	                   "epsilon", cfg->hot.epsilon)) &&
+	         json_pack("{s:b, s:i, s:f, s:f, s:s, s:o}", "enabled", cfg->hot.enabled,
+	                   "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
+	                   cfg->hot.threshold, "epsilon", cfg->hot.epsilon, "weight",
+	                   lb_config_hot_weight_names[cfg->hot.weight], "sample",
+	                   lb_config_hot_sample_json(cfg->hot.sample))) &&
 	     set(root, "vips", json_incref(vips));
 	json_decref(vips);
 	if (!ok) {

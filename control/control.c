@@ -257,6 +257,10 @@ restart_only(const struct lb_control *c, const struct lb_config *next, char *buf
 	else if (next->icmp.burst != run->icmp.burst)
 		snprintf(buf, len, "icmp.burst: %u -> %u (%s)", run->icmp.burst, next->icmp.burst,
 		         why);
+	else if (next->hot.weight != run->hot.weight)
+		snprintf(buf, len, "hot.weight: %s -> %s (%s)",
+		         run->hot.weight == LB_HOT_WEIGHT_BYTES ? "bytes" : "packets",
+		         next->hot.weight == LB_HOT_WEIGHT_BYTES ? "bytes" : "packets", why);
 	else if (next->hot.enabled && c->hw.hot == NULL && c->hw.prev == NULL)
 		snprintf(buf, len,
 		         "hot.enabled: false -> true (the workers were started without hot-key "

@@ -295,6 +295,24 @@ ops_hot_list(void *arg)
 		json_array_append_new(arr, e);
 	}
 	json_object_set_new(root, "overrides", arr);
+	/* Hot keys listed without an override: "report" VIPs' keys, elephants. */
+	arr = json_array();
+	for (uint32_t i = 0, nl = lb_hotkey_listed(hw->hot, NULL, 0); i < nl; i++) {
+		struct lb_hot_listed l;
+		const struct lb_vip *v;
+
+		lb_hotkey_listed_at(hw->hot, i, &l);
+		v = snap_vip(s, l.vip_id);
+		if (v == NULL)
+			continue;
+		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)l.key_hash);
+		json_array_append_new(arr, json_pack("{s:o, s:o, s:s, s:f, s:s, s:I}", "vip",
+		                                     vip_ref_json(v), "key", key_json(v, &l.key),
+		                                     "key_hash", buf, "share", l.share, "kind",
+		                                     l.elephant ? "elephant" : "report",
+		                                     "since_window", (json_int_t)l.since_window));
+	}
+	json_object_set_new(root, "reported", arr);
 	return root;
 }
 

@@ -59,14 +59,28 @@ lb_hotkey_events_json(const struct lb_hotkey *h)
 json_t *
 lb_hotkey_counters_json(const struct lb_hotkey *h)
 {
-	uint32_t pinned = 0;
+	uint32_t pinned = 0, elephants = 0;
+	json_t *o;
 
 	for (uint32_t i = 0; i < h->n_ov; i++)
 		pinned += h->ov[i].pinned;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
-	                 (json_int_t)h->promotions, "demotions", (json_int_t)h->demotions,
-	                 "replans", (json_int_t)h->replans, "dropped", (json_int_t)h->dropped,
-	                 "table_full", (json_int_t)h->table_full, "active", (json_int_t)h->n_ov,
-	                 "pinned", (json_int_t)pinned, "windows_missed",
-	                 (json_int_t)h->windows_missed);
+	for (uint32_t i = 0; i < h->n_rep; i++)
+		elephants += h->rep[i].kind == LB_HOT_KIND_ELEPHANT;
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
+	              (json_int_t)h->promotions, "demotions", (json_int_t)h->demotions, "replans",
+	              (json_int_t)h->replans, "dropped", (json_int_t)h->dropped, "table_full",
+	              (json_int_t)h->table_full, "active", (json_int_t)h->n_ov, "pinned",
+	              (json_int_t)pinned, "windows_missed", (json_int_t)h->windows_missed);
+	/* The keys listed without an override (report VIPs, elephants). */
+	if (o != NULL &&
+	    (json_object_set_new(o, "reported", json_integer(h->n_rep - elephants)) != 0 ||
+	     json_object_set_new(o, "elephants", json_integer(elephants)) != 0 ||
+	     json_object_set_new(o, "listed", json_integer((json_int_t)h->listed)) != 0 ||
+	     json_object_set_new(o, "delisted", json_integer((json_int_t)h->delisted)) != 0 ||
+	     json_object_set_new(o, "report_full", json_integer((json_int_t)h->report_full)) !=
+	             0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }

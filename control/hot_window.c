@@ -113,8 +113,7 @@ lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char
 		uint64_t cur = 0;
 
 		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
-			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
+			cur += lb_hot_window_backend_load(hw, i, id);
 		hw->prev[id] = cur;
 	}
 	hw->pending = 0;
@@ -153,7 +152,8 @@ cmp_cand(const void *a, const void *b)
 	return x->key_hash < y->key_hash ? -1 : x->key_hash > y->key_hash;
 }
 
-/* Each backend's packets since the last call, from the cores' counters. */
+/* Each backend's load (packets or bytes, hot.weight) since the last call, from
+ * the cores' counters. */
 static void
 take_loads(struct lb_hot_window *hw, const struct lb_snapshot *s)
 {
@@ -161,8 +161,7 @@ take_loads(struct lb_hot_window *hw, const struct lb_snapshot *s)
 		uint64_t cur = 0;
 
 		for (unsigned int i = 0; i < hw->pub->n_cores; i++)
-			cur += __atomic_load_n(&hw->pub->cores[i]->backend[id].packets,
-			                       __ATOMIC_RELAXED);
+			cur += lb_hot_window_backend_load(hw, i, id);
 		hw->load[id] = cur - hw->prev[id];
 		hw->prev[id] = cur;
 	}
@@ -184,6 +183,10 @@ hot_read(struct lb_hot_window *hw, uint64_t w, uint32_t *n)
 		uint64_t totals[LB_MAX_VIPS];
 		uint32_t k = 0;
 
+		/* The core's next window: its sample rate (hot.sample) and unit. */
+		lb_sketch_adapt(hw->sketches[i], w, hw->pub->cfg->hot.sample,
+		                hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES,
+		                lb_hot_window_threshold(hw));
 		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + *n, HOT_CANDS_PER_CORE, &k,
 		                    totals)) {
 			failed++;

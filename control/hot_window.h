@@ -43,6 +43,27 @@ struct lb_hot_window {
 	struct lb_hot_candidate *merged;
 };
 
+/* A backend's cumulative load on core i in hot.weight's unit (packets or bytes). */
+static inline uint64_t
+lb_hot_window_backend_load(const struct lb_hot_window *hw, unsigned int i, uint32_t id)
+{
+	const struct lb_obj_counters *b = &hw->pub->cores[i]->backend[id];
+
+	return hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES
+	               ? __atomic_load_n(&b->bytes, __ATOMIC_RELAXED)
+	               : __atomic_load_n(&b->packets, __ATOMIC_RELAXED);
+}
+
+/* The controller's promotion threshold (what automatic sampling is sized for). */
+static inline double
+lb_hot_window_threshold(const struct lb_hot_window *hw)
+{
+	struct lb_hot_params hp;
+
+	lb_hotkey_get_params(hw->hot, &hp);
+	return hp.threshold;
+}
+
 /**
  * Hot keys on, with cfg's parameters, into a zeroed hw: the controller and
  * its buffers; pub lays the controller's overrides into every build from now

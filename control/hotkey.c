@@ -23,6 +23,7 @@
 
 #include "hot_events.h"
 #include "hot_plan.h"
+#include "hot_report.h"
 #include "hotkey.h"
 #include "hotkey_internal.h"
 
@@ -355,12 +356,18 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 
 		if (v == NULL || vip_total == NULL || (total = vip_total[v->id]) == 0)
 			continue;
+		share = (double)c[i].count / (double)total;
+		/* Keys that may not be spread are listed, never overridden. */
+		if (lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
+			if (lb_hot_report_kind(v) != LB_HOT_KIND_OFF)
+				lb_hot_report_feed(h, v, &c[i], share > 1 ? 1 : share, window);
+			continue;
+		}
 		pos = index_find(h, v->id, c[i].key_hash);
 		if (pos >= 0) {
 			h->st[pos].seen += c[i].count;
 			continue;
 		}
-		share = (double)c[i].count / (double)total;
 		if (share > 1)
 			share = 1;
 		if (share < p->threshold)
@@ -394,7 +401,8 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		if (st->fresh)
 			continue;
 		v = vip_by_id(h, s, o->vip_id);
-		if (v == NULL) {
+		/* A VIP whose hot_mode no longer lets its keys be spread drops them. */
+		if (v == NULL || lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
 			lb_hot_events_add(h, LB_HOT_EV_DROP, window, o);
 			h->dropped++;
 			remove_at(h, s, NULL, i);
@@ -432,6 +440,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			changed = true;
 	}
 	compact(h);
+	lb_hot_report_end(h, vip_total, s, vip_by_id, window);
 	return changed;
 }
 
@@ -504,6 +513,8 @@ lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
 	v = vip_by_id(h, s, vip_id);
 	if (v == NULL)
 		return -ENOENT;
+	if (lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD)
+		return -EPERM; /* its hot_mode (or an elephant key) forbids overrides */
 	vi = lb_hot_plan_vip_info(h, s, v, NULL);
 	if (vi->n == 0)
 		return -ENOENT; /* no usable backend to pin to */

@@ -113,11 +113,28 @@ uint32_t lb_hotkey_overrides(const struct lb_hotkey *h, const struct lb_hot_over
 /**
  * Pin an override by hand with r replicas (0: computed from the share) or
  * unpin (the key is then subject to automatic demotion). -ENOENT for an
- * unknown VIP, -ENOSPC when the table is full.
+ * unknown VIP, -ENOSPC when the table is full, -EPERM for a VIP whose keys
+ * are never overridden (hot_mode report or off, a 5-tuple TCP VIP).
  */
 int lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
                   uint64_t key_hash, const struct lb_flow_key *key, uint16_t r, uint64_t window);
 int lb_hotkey_unpin(struct lb_hotkey *h, uint16_t vip_id, uint64_t key_hash);
+
+/* A hot key listed without an override: a "report" VIP's key or an elephant. */
+struct lb_hot_listed {
+	uint16_t vip_id;
+	uint64_t key_hash;
+	struct lb_flow_key key;
+	double share;
+	uint64_t since_window;
+	bool elephant; /* a 5-tuple key of a TCP VIP: one connection */
+};
+
+/** The listed keys, up to max into out; @return how many there are (may exceed max). */
+uint32_t lb_hotkey_listed(const struct lb_hotkey *h, struct lb_hot_listed *out, uint32_t max);
+
+/** Listed key i (< lb_hotkey_listed()'s count) into *out. */
+void lb_hotkey_listed_at(const struct lb_hotkey *h, uint32_t i, struct lb_hot_listed *out);
 
 /** Recent events as a JSON array: {"window", "event", "vip_id", "key_hash", "share", "replicas"}.
  */
@@ -125,7 +142,8 @@ json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
- * "active", "pinned", "windows_missed"}.
+ * "active", "pinned", "windows_missed", "reported", "elephants", "listed",
+ * "delisted", "report_full"}.
  */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
 

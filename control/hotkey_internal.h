@@ -47,6 +47,29 @@ struct lb_hot_event {
 	uint8_t type; /* enum lb_hot_event_type */
 };
 
+/* What the controller does with a VIP's hot keys (hot_report.c decides). */
+enum lb_hot_kind {
+	LB_HOT_KIND_SPREAD = 0, /* override: new flows over replicas */
+	LB_HOT_KIND_REPORT,     /* hot_mode "report": listed, never overridden */
+	LB_HOT_KIND_ELEPHANT,   /* a 5-tuple key of a TCP VIP: one connection */
+	LB_HOT_KIND_OFF,        /* hot_mode "off": not looked at */
+};
+
+#define LB_HOT_MAX_REPORTS 256 /* listed keys that are not overridden */
+
+/* A hot key listed but not overridden (hot_report.c). */
+struct lb_hot_report {
+	uint64_t key_hash;
+	struct lb_flow_key key;
+	double share;          /* latest measured share of its VIP */
+	uint64_t since_window; /* window it was listed in */
+	uint64_t seen;         /* candidate count this window */
+	uint32_t low_windows;  /* consecutive windows below threshold_low */
+	uint16_t vip_id;
+	uint8_t kind; /* enum lb_hot_kind: REPORT or ELEPHANT */
+	bool fresh;   /* listed this window: its share is already set */
+};
+
 /* Controller-private state of one override (same position as in ov[]). */
 struct lb_hot_ov_state {
 	double share_ewma; /* smoothed share: drives r */
@@ -84,6 +107,11 @@ struct lb_hotkey {
 
 	uint64_t promotions, demotions, replans, dropped, table_full;
 	uint64_t windows_missed; /* windows not read: no decision was taken on them */
+
+	/* Hot keys listed without an override (hot_report.c). */
+	uint32_t n_rep;
+	struct lb_hot_report rep[LB_HOT_MAX_REPORTS];
+	uint64_t listed, delisted, report_full;
 
 	/* Per backend id (LB_HOT_N_IDS entries). */
 	double *load;       /* EWMA of the per-window load */

@@ -298,6 +298,16 @@ hot_pin_common(struct lb_rpc_txn *t, const json_t *params, bool pin, struct lb_r
 		                   pin ? "VIP %s is not running (not in the published snapshot)"
 		                       : "no override of this key in VIP %s",
 		                   lb_rpc_vip_str(v, vs, sizeof(vs)));
+	if (rc == -EPERM)
+		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
+		                   "vip: VIP %s never overrides its keys (hot_mode %s%s)",
+		                   lb_rpc_vip_str(v, vs, sizeof(vs)),
+		                   v->hot_mode == LB_HOT_OFF      ? "off"
+		                   : v->hot_mode == LB_HOT_REPORT ? "report"
+		                                                  : "spread",
+		                   v->key_mode == LB_KEY_5TUPLE && v->proto == IPPROTO_TCP
+		                           ? "; a 5-tuple key of a TCP VIP is one connection"
+		                           : "");
 	if (rc == -ENOSPC)
 		return lb_rpc_fail(out, LB_RPC_ERR_LIMIT, "%s",
 		                   err[0] ? err : "too many hot-key overrides");

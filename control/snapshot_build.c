@@ -391,6 +391,7 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 		v->proto = cv->proto;
 		v->port = htons(cv->port);
 		v->key_mode = cv->key_mode;
+		v->hot_mode = cv->hot_mode;
 		v->encap = cv->encap;
 		v->id = cv->id;
 		for (uint32_t j = 0; j < cv->n_backends; j++) {

@@ -74,8 +74,8 @@ static bool
 vip_same(const struct lb_cfg_vip *a, const struct lb_cfg_vip *b)
 {
 	if (a->af != b->af || a->proto != b->proto || a->port != b->port ||
-	    a->key_mode != b->key_mode || a->encap != b->encap || a->n_backends != b->n_backends ||
-	    memcmp(&a->addr, &b->addr, addr_len(a->af)) != 0)
+	    a->key_mode != b->key_mode || a->encap != b->encap || a->hot_mode != b->hot_mode ||
+	    a->n_backends != b->n_backends || memcmp(&a->addr, &b->addr, addr_len(a->af)) != 0)
 		return false;
 	for (uint32_t j = 0; j < a->n_backends; j++)
 		if (!backend_same(&a->backends[j], &b->backends[j]))

@@ -22,7 +22,7 @@ void lb_state_text_free(struct lb_state_text *st);
 
 /**
  * Encode cfg as json_dumps(lb_config_to_json(cfg), JSON_INDENT(2)) followed
- * by "\n", reusing the text of every VIP equal (address, port, protocol, key,
+ * by "\n", reusing the text of every VIP equal (address, port, protocol, key, hot_mode,
  * encap, backends in order with name, address, weight, state) to one of the
  * last successful call. The cache then holds cfg's VIPs.
  *

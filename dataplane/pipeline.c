@@ -70,22 +70,28 @@ static __attribute__((noinline)) void
 sketch_burst(struct lb_sketch *sk, const struct lb_snapshot *s, const struct pkt_state *st,
              uint16_t n)
 {
+	uint32_t fed = 0;
+
 	for (uint16_t i = 0; i < n; i++) {
 		const struct pkt_state *ps = &st[i];
 		const struct lb_vip *v = ps->vip;
 		const struct lb_flow_key *kp;
 		struct lb_flow_key k;
+		uint32_t wt;
 
-		if (v == NULL)
+		if (v == NULL || v->hot_mode == LB_HOT_OFF)
 			continue;
+		fed++;
+		wt = sk->weight_bytes ? ps->info.l3_len : 1;
 		if (!lb_sketch_next_sampled(sk)) {
-			lb_sketch_add(sk, v->id, 0, NULL, 1); /* counted in the VIP's total only */
+			lb_sketch_add(sk, v->id, 0, NULL, wt); /* counted in the VIP's total only */
 		} else {
 			uint64_t kh = sketch_key(s, v, ps, &k, &kp);
 
-			lb_sketch_add(sk, v->id, kh, kp, 1);
+			lb_sketch_add(sk, v->id, kh, kp, wt);
 		}
 	}
+	lb_sketch_count_packets(sk, fed);
 }
 
 /*
@@ -102,6 +108,13 @@ sketch_burst_one(struct lb_sketch *sk, const struct lb_snapshot *s, const struct
 	uint64_t base = b->vip_total[v->id];
 	uint32_t c = sk->countdown;
 
+	if (v->hot_mode == LB_HOT_OFF)
+		return;
+	if (sk->weight_bytes) {
+		sketch_burst(sk, s, st, n); /* each packet's own weight */
+		return;
+	}
+	lb_sketch_count_packets(sk, n);
 	b->vip_total[v->id] = base + n;
 	while (c <= n) {
 		const struct pkt_state *ps = &st[c - 1];

@@ -76,6 +76,20 @@ lb_sketch_poll(struct lb_sketch *sk, uint64_t open_window)
 	memset(nb->cm, 0, sizeof(nb->cm));
 	memset(nb->vip_total, 0, sizeof(nb->vip_total));
 	memset(nb->tag, 0, sizeof(nb->tag));
+	/* A policy control asked for starts with this window, whole. */
+	{
+		uint32_t want = __atomic_load_n(&sk->want, __ATOMIC_RELAXED);
+
+		if (want & LB_SKETCH_WANT) {
+			sk->sample_shift = want & 0xff;
+			sk->weight_bytes = (want >> 8) & 1;
+			if (sk->countdown > (2u << sk->sample_shift) - 1)
+				sk->countdown = lb_sketch_gap(sk);
+		}
+	}
+	nb->shift = sk->sample_shift;
+	nb->bytes = sk->weight_bytes;
+	nb->packets = 0;
 	sk->cur = nb;
 	sk->cur_window = open_window;
 }

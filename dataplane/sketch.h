@@ -89,6 +89,9 @@ struct lb_sketch_buf {
 	 * the buffer is cleared, then a release fence) while it is written.
 	 */
 	uint64_t closed __attribute__((aligned(64)));
+	uint32_t shift;   /* the sample shift this window was written with */
+	uint32_t bytes;   /* 1: weights are the packets' IP bytes; 0: 1 per packet */
+	uint64_t packets; /* VIP packets this window (whatever the weight) */
 	uint32_t cm[LB_SKETCH_DEPTH][LB_SKETCH_WIDTH] __attribute__((aligned(64)));
 	uint64_t vip_total[LB_MAX_VIPS]; /* every packet's weight, not sampled */
 	struct lb_sketch_tag tag[LB_SKETCH_CANDS] __attribute__((aligned(64)));
@@ -102,7 +105,11 @@ struct lb_sketch {
 	uint64_t rng;              /* xorshift64 state for the sampling gaps */
 	uint32_t countdown;        /* packets until the next sampled one (1 = this one) */
 	uint32_t sample_shift;
-	uint64_t evictions; /* candidates evicted by a larger one (diagnostic) */
+	uint64_t evictions;    /* candidates evicted by a larger one (diagnostic) */
+	uint32_t weight_bytes; /* 1: count IP bytes (the pipeline's weight), 0: packets */
+	/* Written by control (lb_sketch_set_policy), adopted by the worker when it
+	 * opens its next window: LB_SKETCH_WANT | bytes << 8 | shift; 0 = none. */
+	uint32_t want __attribute__((aligned(64)));
 	struct lb_sketch_buf buf[2];
 } __attribute__((aligned(64)));
 
@@ -213,6 +220,51 @@ lb_sketch_add(struct lb_sketch *sk, uint16_t vip_id, uint64_t key_hash,
 		return;
 	sk->countdown = lb_sketch_gap(sk);
 	lb_sketch_cm_add(sk, b, vip_id, key_hash, key, weight, total);
+}
+
+#define LB_SKETCH_WANT (1u << 16) /* lb_sketch.want holds a request */
+
+/**
+ * Control: ask the worker to sample 1 packet in 2^shift and to weigh packets
+ * by their IP bytes (bytes) or as 1, from the next window it opens on (the
+ * current window keeps what it was started with, so one window never mixes
+ * two rates or units). @return 0, or -EINVAL for shift > LB_SKETCH_MAX_SHIFT.
+ */
+int lb_sketch_set_policy(struct lb_sketch *sk, unsigned int shift, bool bytes);
+
+/*
+ * Automatic sampling: the largest shift s <= LB_SKETCH_AUTO_MAX_SHIFT that
+ * still samples LB_SKETCH_AUTO_SAMPLES packets of a key at threshold / 2 in a
+ * window of `packets` (threshold / 2 * packets / 2^s >= 64): a key at the
+ * bottom of the hysteresis band is then counted with a relative standard
+ * deviation of at most 1/8 (docs/hot-keys.md, "Sampling", has the table).
+ */
+#define LB_SKETCH_AUTO_SAMPLES 64
+#define LB_SKETCH_AUTO_MAX_SHIFT 8
+
+/** The automatic shift for a core with `packets` VIP packets per window (0 for 0 packets). */
+unsigned int lb_sketch_auto_shift(uint64_t packets, double threshold);
+
+/**
+ * Control, after window w: the policy for this core's next window. sample is
+ * a shift, or negative for automatic (from this core's packets in w; a core
+ * whose w cannot be read keeps its rate). @return the shift asked for.
+ */
+unsigned int lb_sketch_adapt(struct lb_sketch *sk, uint64_t w, int sample, bool bytes,
+                             double threshold);
+
+/** Control: VIP packets of this core's closed window w (0 if w is not closed or was reopened). */
+uint64_t lb_sketch_window_packets(const struct lb_sketch *sk, uint64_t w);
+
+/**
+ * Worker, once per burst: n more VIP packets in the window (what automatic
+ * sampling sizes the rate on; lb_sketch_add() does not count them, so that a
+ * burst costs one add).
+ */
+static inline void
+lb_sketch_count_packets(struct lb_sketch *sk, uint32_t n)
+{
+	sk->cur->packets += n;
 }
 
 /**

@@ -36,6 +36,7 @@ lb_sketch_create(unsigned int sample_shift)
 	sk->cur = &sk->buf[0];
 	sk->cur_window = 0;
 	sk->sample_shift = sample_shift;
+	sk->buf[0].shift = sk->buf[1].shift = sample_shift;
 	sk->rng = RNG_SEED;
 	sk->countdown = lb_sketch_gap(sk);
 	return sk;
@@ -139,7 +140,7 @@ lb_sketch_read(const struct lb_sketch *sk, uint64_t w, struct lb_sketch_cand *ca
 		cands[i].key_hash = tags[i].key_hash;
 		cands[i].key = b->key[tags[i].pad];
 		cands[i].vip_id = tags[i].vip_id;
-		cands[i].count = scale(tags[i].count, sk->sample_shift);
+		cands[i].count = scale(tags[i].count, b->shift);
 	}
 	if (!still_closed(b, w))
 		return false;
@@ -151,12 +152,71 @@ uint64_t
 lb_sketch_estimate(const struct lb_sketch *sk, uint64_t w, uint16_t vip_id, uint64_t key_hash)
 {
 	const struct lb_sketch_buf *b = closed_buf(sk, w);
-	uint32_t m;
+	uint32_t m, shift;
 
 	if (b == NULL)
 		return 0;
 	m = cm_min(b, vip_id, key_hash);
+	shift = b->shift;
 	if (!still_closed(b, w))
 		return 0;
-	return (uint64_t)m << sk->sample_shift;
+	return (uint64_t)m << shift;
+}
+
+int
+lb_sketch_set_policy(struct lb_sketch *sk, unsigned int shift, bool bytes)
+{
+	if (shift > LB_SKETCH_MAX_SHIFT)
+		return -EINVAL;
+	__atomic_store_n(&sk->want, LB_SKETCH_WANT | (bytes ? 1u << 8 : 0) | shift,
+	                 __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t
+lb_sketch_window_packets(const struct lb_sketch *sk, uint64_t w)
+{
+	const struct lb_sketch_buf *b = closed_buf(sk, w);
+	uint64_t n;
+
+	if (b == NULL)
+		return 0;
+	n = b->packets;
+	if (!still_closed(b, w))
+		return 0;
+	return n;
+}
+
+unsigned int
+lb_sketch_auto_shift(uint64_t packets, double threshold)
+{
+	double low = threshold / 2 * (double)packets; /* packets of a key at threshold / 2 */
+	unsigned int s = 0;
+
+	while (s < LB_SKETCH_AUTO_MAX_SHIFT && low / (double)(2u << s) >= LB_SKETCH_AUTO_SAMPLES)
+		s++;
+	return s;
+}
+
+unsigned int
+lb_sketch_adapt(struct lb_sketch *sk, uint64_t w, int sample, bool bytes, double threshold)
+{
+	uint32_t want = __atomic_load_n(&sk->want, __ATOMIC_RELAXED);
+	unsigned int shift = want & 0xff;
+
+	if (sample >= 0) {
+		shift = (unsigned int)sample;
+	} else {
+		const struct lb_sketch_buf *b = closed_buf(sk, w);
+		uint64_t n;
+
+		if (b == NULL)
+			return shift; /* not readable: the rate stays */
+		n = b->packets;
+		if (!still_closed(b, w))
+			return shift;
+		shift = lb_sketch_auto_shift(n, threshold);
+	}
+	lb_sketch_set_policy(sk, shift, bytes);
+	return shift;
 }

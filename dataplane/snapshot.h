@@ -36,6 +36,19 @@ enum lb_key_mode {
 	LB_KEY_SRC_IP_DPORT,
 };
 
+/*
+ * What the hot-key controller may do with a VIP's hot keys: spread their new
+ * flows over replicas, only report them, not look for them at all (the
+ * workers skip the VIP's packets in the sketch), or spray a UDP key's packets
+ * (refused by the configuration until the data path does it).
+ */
+enum lb_hot_mode {
+	LB_HOT_SPREAD = 0,
+	LB_HOT_REPORT,
+	LB_HOT_OFF,
+	LB_HOT_PER_PACKET,
+};
+
 enum lb_encap_type {
 	LB_ENCAP_IPIP = 0,
 	LB_ENCAP_GUE,
@@ -85,6 +98,7 @@ struct lb_vip {
 	uint8_t encap;         /* enum lb_encap_type */
 	uint16_t id;           /* stable, indexes per-core VIP counters */
 	uint32_t n_active;     /* backends present in the table */
+	uint8_t hot_mode;      /* enum lb_hot_mode */
 	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty;
 	                        * may be shared with other snapshots (read-only) */
 	uint64_t table_digest; /* of everything the table was built from (control only) */

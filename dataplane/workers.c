@@ -22,8 +22,6 @@
 #include "worker.h"
 #include "workers.h"
 
-#define LB_HOT_SAMPLE_SHIFT 4 /* sketch 1 packet in 16 (docs/hot-keys.md) */
-
 static unsigned int
 tick_shift_for(uint64_t hz)
 {
@@ -115,17 +113,22 @@ lb_workers_create(struct lb_workers *ws, unsigned int n, const struct lb_workers
 		c->w.check_dst_mac = p->check_dst_mac;
 		c->w.tx_ip_cksum = p->tx_ip_cksum;
 		if (cfg->hot.enabled) {
-			/* 1 packet in 16 keeps the sketch at ~1.7 ns/packet with the
-			 * accuracy docs/hot-keys.md measures; windows of 10^5+ packets. */
+			/* hot.sample's shift, or with "auto" every packet until control
+			 * has measured the core's rate (docs/hot-keys.md, "Sampling");
+			 * the weight applies from the first window control reads. */
+			unsigned int sk_shift =
+			        cfg->hot.sample >= 0 ? (unsigned int)cfg->hot.sample : 0;
+
 			if (ws->sketches == NULL)
 				ws->sketches = calloc(n, sizeof(*ws->sketches));
-			c->w.sketch =
-			        ws->sketches != NULL ? lb_sketch_create(LB_HOT_SAMPLE_SHIFT) : NULL;
+			c->w.sketch = ws->sketches != NULL ? lb_sketch_create(sk_shift) : NULL;
 			if (c->w.sketch == NULL) {
 				snprintf(err, errlen, "out of memory for lcore %u's hot-key sketch",
 				         lcore);
 				return -ENOMEM;
 			}
+			lb_sketch_set_policy(c->w.sketch, sk_shift,
+			                     cfg->hot.weight == LB_HOT_WEIGHT_BYTES);
 			ws->sketches[w] = c->w.sketch;
 			c->window = p->window;
 		}

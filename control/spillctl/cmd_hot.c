@@ -47,6 +47,34 @@ print_members(const char *label, const json_t *o)
 	fputs(any ? "\n" : "(none)\n", stdout);
 }
 
+/* Hot keys listed without an override: "report" VIPs' keys and elephants. */
+static void
+print_reported(const json_t *rep)
+{
+	struct spillctl_table t;
+	const json_t *o;
+	size_t i;
+
+	if (json_array_size(rep) == 0)
+		return;
+	fputs("\nlisted, not overridden\n", stdout);
+	spillctl_table_init(&t, "VIP|KEY|>SHARE|KIND|>SINCE WINDOW");
+	json_array_foreach (rep, i, o) {
+		struct spillctl_hot_text ht;
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		char sh[32];
+
+		spillctl_hot_text_get(o, &ht);
+		spillctl_share_text(o, sh, sizeof(sh));
+		spillctl_table_add(&t, "%s\t%s\t%s\t%s\t%lld", ht.vip, ht.key, sh,
+		                   kind != NULL && strcmp(kind, "elephant") == 0 ? "elephant"
+		                                                                 : "report",
+		                   (long long)spillctl_jint(o, "since_window"));
+	}
+	spillctl_table_print(&t, 0);
+	spillctl_table_free(&t);
+}
+
 static int
 cmd_hot_list(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
@@ -61,12 +89,13 @@ cmd_hot_list(struct spillctl_cli *cli, const struct spillctl_args *a)
 	printf("window    %lld\n", (long long)spillctl_jint(res, "window"));
 	print_members("params    ", json_object_get(res, "params"));
 	print_members("counters  ", json_object_get(res, "counters"));
-	if (json_array_size(ov) == 0) {
+	if (json_array_size(ov) == 0 && json_array_size(json_object_get(res, "reported")) == 0) {
 		fputs("\nno hot keys\n", stdout);
-	} else {
+	} else if (json_array_size(ov) != 0) {
 		fputc('\n', stdout);
 		spillctl_print_hot_overrides(ov, false, 0);
 	}
+	print_reported(json_object_get(res, "reported"));
 	json_decref(res);
 	return rc;
 }
