@@ -66,22 +66,33 @@ cat >"$WORK/lb.json" <<'JSON'
   ]
 }
 JSON
-# The hot key's connections: 150k packets at most in the phase (half of 100
-# kpps for 3 s) in connections of 3 packets, within the pool of 64,512
+# The hot key's connections: 175k packets at most in the phase (half of 100
+# kpps for 3.5 s) in connections of 3 packets, within the pool of 64,512
 # source ports, so no connection is ever reused (a reused one would go back
 # to where the flow table pinned it before the promotion).
 cat >"$WORK/scenario.json" <<'JSON'
-{"description": "uniform background, then one source address with half of the packets",
+{"description": "uniform background, one source address with half of the packets, background again",
  "flows": 20000, "zipf": 0, "size": 64, "interval_ms": 10, "seed": 3, "cap": 1.25,
  "phases": [
    {"name": "steady", "start": 0, "end": 2, "rate": 100000},
-   {"name": "hot", "start": 2, "end": 5, "rate": 100000,
+   {"name": "hot", "start": 2, "end": 5.5, "rate": 100000,
     "hot": {"key": "src_ip", "share": 0.5, "vip": 0, "connections": 64,
             "packets_per_connection": 3, "src": "203.0.113.77", "sport": 1024,
-            "pool": 64512}}]}
+            "pool": 64512}},
+   {"name": "after", "start": 5.5, "end": 7, "rate": 100000}]}
 JSON
+# While the key is hot: every window missed for 1 s (the test hook), then one
+# of its replicas set down over the control socket (live_stats.py picks the
+# last replica hot_list shows just before the call).
+cat >"$WORK/actions.json" <<JSON
+[{"at": 3.0, "touch": "$WORK/miss"},
+ {"at": 4.0, "remove": "$WORK/miss"},
+ {"at": 4.5, "method": "backend_set", "hot_replica": {"src": "203.0.113.77", "index": -1},
+  "params": {"vip": {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}, "state": "down"}}]
+JSON
+export SPILLWAY_TEST_HOT_MISS_FILE=$WORK/miss
 
 spw_memif_run "$WORK/scenario.json" '^(EAL|TELEMETRY|$)' 30 \
-	--period 0.01 --end 5.0 --hot --deadline 280
+	--period 0.01 --end 7.0 --hot --deadline 280 --actions "$WORK/actions.json"
 /usr/bin/python3 "$HERE/hotkeys_check.py" "$WORK/lb.json" "$WORK/scenario.json" \
 	"$WORK/live.json" "$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"
