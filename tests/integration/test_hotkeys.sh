@@ -5,8 +5,11 @@
 # VIP over 8 backends of weight 1, hot keys on with window_ms 100 and
 # epsilon 0.25 (cap c = 1.25). The test's own scenario, at 100 kpps: 2 s of
 # background only (20,000 flows, uniform, each far below the threshold), then
-# 3 s in which one source address (a NAT gateway: 64 concurrent connections of
-# 3 packets each, never a port reused) carries half of the packets. spillgen
+# 3.5 s in which one source address (a NAT gateway: 64 concurrent connections
+# of 3 packets each, never a port reused) carries half of the packets, then
+# 1.5 s of background again. While the key is hot, every window is missed for
+# 1 s (SPILLWAY_TEST_HOT_MISS_FILE), then one of its replicas is set down over
+# the control socket (live_stats.py --actions). spillgen
 # decodes every packet spillwayd sends back, per 10 ms interval and backend;
 # live_stats.py polls the daemon's stats every 10 ms for the controller's
 # window clock and, once the traffic is over, reads its counters, hot_list and
@@ -14,7 +17,7 @@
 # controller windows (never in wall-clock time):
 #   - the hot key is spread (its packets reach a second backend) within 3
 #     windows of the window the hot phase starts in;
-#   - from that window + 3 to the phase's end, in every window, the hot VIP's
+#   - from that window + 3 to the phase's end (but the change), in every window, the hot VIP's
 #     peak/avg of decoded packets per backend is <= c + tol, tol derived from
 #     the packet counts of that window (see hotkeys_check.py); and so are all
 #     those windows together;
@@ -24,9 +27,16 @@
 #     against spillgen: rx = what spillgen sent = forwarded + icmp +
 #     exception + every drop reason; forwarded = what spillgen received,
 #     per backend too; spillgen's loss = the daemon's drops;
-#   - they show the promotion: exactly one (the hot key), in the window the
-#     phase starts in or the next, with the model's r in its events and
-#     override; hot_spread within the model's bounds; mempool full at exit.
+#   - they show the promotion: exactly one (the hot key), within 2 windows of
+#     the window the phase starts in, with the model's r in its events and
+#     override; hot_spread within the model's bounds; mempool full at exit;
+#   - no demotion while the key is hot, windows_missed grown by >= k - 1 for
+#     the k window openings the miss file covered; one demotion within
+#     D + 1 windows of the window the key stops in;
+#   - no new flow of the key (spillgen's send stamp of its first packet)
+#     reaches the replica set down after the reply; the cap holds again over
+#     the backends left from 2 windows after the change; every flow that
+#     moved left the downed backend, once, after the change.
 # usage: test_hotkeys.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_hotkeys.sh BUILD_DIR}")
