@@ -122,14 +122,19 @@ same_tuple(const struct sg_flow *a, const struct sg_flow *b)
 }
 
 static inline void
-record_hot(struct sg_analysis *an, uint32_t fid, uint16_t b, uint64_t now)
+record_hot(struct sg_analysis *an, const struct sg_stamp *st, uint16_t b, uint64_t now)
 {
+	uint32_t fid = st->flow;
+
 	for (uint16_t h = 0; h < an->nhot; h++) {
 		struct sg_hot_track *t = &an->hot[h];
 
 		if (fid < t->fid_lo || fid >= t->fid_hi)
 			continue;
 		t->packets++;
+		t->be_pkts[b]++;
+		if (st->seq == 0 && st->tsc > t->be_new_tsc[b])
+			t->be_new_tsc[b] = st->tsc;
 		t->seen[b >> 6] |= 1ULL << (b & 63);
 		if (t->first_rx_tsc == 0) {
 			t->first_rx_tsc = now;
@@ -206,6 +211,7 @@ sg_an_record(struct sg_analysis *an, enum sg_dec res, const struct sg_decoded *d
 			if (!f->moved) {
 				f->moved = 1;
 				an->moved_flows++;
+				an->moved_from[f->backend]++;
 			}
 			an->moves++;
 			an->series_moved[iv]++;
@@ -225,7 +231,7 @@ sg_an_record(struct sg_analysis *an, enum sg_dec res, const struct sg_decoded *d
 		}
 	}
 	if (an->nhot != 0 && fid >= an->hot[0].fid_lo)
-		record_hot(an, fid, b, now);
+		record_hot(an, &d->st, b, now);
 }
 
 double

@@ -63,6 +63,9 @@ struct sg_hot_track {
 	uint64_t spread_tsc;   /* first hot packet at a second backend (0: never) */
 	uint16_t first_backend;
 	uint64_t seen[SG_MAX_BACKENDS / 64];
+	uint64_t be_pkts[SG_MAX_BACKENDS];    /* the key's packets per backend */
+	uint64_t be_new_tsc[SG_MAX_BACKENDS]; /* latest send stamp of a first packet (seq 0)
+	                                       * of the key's connections per backend; 0: none */
 };
 
 struct sg_analysis {
@@ -93,6 +96,7 @@ struct sg_analysis {
 	uint64_t unknown_flow, mismatched, no_backend_slot;
 	uint64_t dup, reordered, late, gaps, moved_flows, moves;
 	uint64_t be_pkts[SG_MAX_BACKENDS];
+	uint64_t moved_from[SG_MAX_BACKENDS]; /* moved flows, by the backend they first left */
 	uint64_t vip_be_pkts[SG_MAX_VIPS][SG_MAX_BACKENDS];
 	uint64_t vip_pkts[SG_MAX_VIPS];
 	uint64_t lat[SG_LAT_BUCKETS];

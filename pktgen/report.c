@@ -121,6 +121,39 @@ hot_figures(const struct sg_run *r, uint16_t p, struct hot_fig *h)
 	}
 }
 
+/* The key's packets per backend, with the send time (seconds from the run's
+ * start) of the latest first packet of one of its connections there. */
+static json_t *
+hot_per_backend(const struct sg_analysis *an, const struct sg_phase *ph)
+{
+	json_t *a = json_array();
+	char buf[64];
+
+	for (uint16_t i = 0; i < an->nhot; i++) {
+		const struct sg_hot_track *t = &an->hot[i];
+
+		if (t->fid_lo != ph->hot.fid_lo)
+			continue;
+		for (uint16_t b = 0; b < an->nbackends; b++) {
+			if (t->be_pkts[b] == 0)
+				continue;
+			json_t *e = json_object();
+			sg_addr_str(&an->be[b].addr, an->be[b].af, buf, sizeof(buf));
+			json_object_set_new(e, "address", json_string(buf));
+			json_object_set_new(e, "packets", json_integer((json_int_t)t->be_pkts[b]));
+			json_object_set_new(
+			        e, "last_new_flow_s",
+			        t->be_new_tsc[b] > an->t0
+			                ? json_real((double)(t->be_new_tsc[b] - an->t0) /
+			                            (double)an->hz)
+			                : json_null());
+			json_array_append_new(a, e);
+		}
+		break;
+	}
+	return a;
+}
+
 static double
 phase_pps(const struct sg_phase_result *pr)
 {
@@ -342,6 +375,14 @@ sg_report_json(const char *path, const struct sg_run *r)
 	                    json_integer((json_int_t)t.fs.flows_single_backend));
 	json_object_set_new(x, "multi_backend", json_integer((json_int_t)t.fs.flows_moved));
 	json_object_set_new(x, "moves", json_integer((json_int_t)an->moves));
+	json_t *mf = json_object();
+	for (uint16_t b = 0; b < an->nbackends; b++) {
+		if (an->moved_from[b] == 0)
+			continue;
+		sg_addr_str(&an->be[b].addr, an->be[b].af, buf, sizeof(buf));
+		json_object_set_new(mf, buf, json_integer((json_int_t)an->moved_from[b]));
+	}
+	json_object_set_new(x, "moved_from", mf);
 	json_object_set_new(x, "with_loss", json_integer((json_int_t)t.fs.flows_with_loss));
 	json_object_set_new(x, "with_duplicates", json_integer((json_int_t)t.fs.flows_with_dup));
 	json_object_set_new(root, "flows", x);
@@ -391,6 +432,7 @@ sg_report_json(const char *path, const struct sg_run *r)
 		json_object_set_new(e, "peak_to_avg_first", jnum(h.peak_first));
 		json_object_set_new(e, "peak_to_avg_max", jnum(h.peak_max));
 		json_object_set_new(e, "peak_to_avg_last", jnum(h.peak_last));
+		json_object_set_new(e, "per_backend", hot_per_backend(an, &o->phases[p]));
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(root, "hot_keys", a);

@@ -17,7 +17,14 @@ Oracles, none of them the daemon's account of itself:
     window (for every alignment within the brackets) count for it;
   - the replica count the cap needs is computed here,
     r = ceil(N p / (c - 1 + p)), from p as spillgen measured it;
-  - packets are conserved against what spillgen sent and received.
+  - packets are conserved against what spillgen sent and received;
+  - the test's own actions (live_stats.py --actions, in LIVE.json): the
+    file that makes every window missed (SPILLWAY_TEST_HOT_MISS_FILE), its
+    creation and removal bracketed in monotonic time, and the backend_set
+    that sets one of the key's replicas down, with its reply time; spillgen
+    stamps every packet with its send time, and reports per backend the
+    send time of the latest first packet of one of the key's connections
+    there and, per backend, the flows that left it (moved_from).
 The daemon's counters and events are then checked against these.
 
 Exit 0 pass, 1 fail, 77 skip (only when the run could not be judged: the
@@ -38,6 +45,11 @@ EWMA_ALPHA = 0.5      # the controller's ewma_alpha (docs/hot-keys.md, knobs)
 FAMILY_ALPHA = 0.01   # false-alarm budget over all per-window comparisons
 PROMOTE_WINDOWS = 3   # the key is spread, and the cap holds, this many
                       # windows after the window the hot phase starts in
+PROMOTE_EVENT = 2     # the promotion event within this many windows of the
+                      # window the hot phase starts in (its share >= phi there
+                      # or in the next one)
+SETTLE_WINDOWS = 2    # the cap is judged again this many windows after the
+                      # window of a replica's failure
 DEMOTE_WINDOWS = 5    # the controller's default demote_windows (D)
 MIN_WINDOWS = 10      # fewer checkable windows: the run cannot be judged
 MIN_COVER = 0.25      # a window is judged on the part of it that certainly
@@ -93,6 +105,19 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     # was over (checked against the model further down).
     q = live.get("quiet")
     hl = q["hot_list"] if q else {"overrides": [], "counters": {}, "params": {}}
+    # The test's actions, as live_stats.py made them.
+    acts = live.get("actions", [])
+    a_touch = [a for a in acts if "touch" in a]
+    a_rm = [a for a in acts if "remove" in a]
+    a_down = [a for a in acts if a.get("method") == "backend_set"]
+    down = a_down[0] if a_down else None
+    for a in acts:
+        if "error" in a:
+            bad("action %s failed: %s" % (a.get("method") or a.get("touch") or a.get("remove"),
+                                         a["error"]))
+    for a in live.get("actions_not_done", []):
+        bad("action at %.1f s was never made" % a["at"])
+    down_be = down["params"]["address"] if down and "error" not in down else None
     ev = q["hot_events"] if q else []
     # Events name keys by hash: the hot key's is the one of its override
     # (hot_list names the key), else that of the only promotion.
@@ -108,7 +133,6 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     promos = [e for e in mine if e["event"] == "promote"]
     sized = [e for e in mine if e["event"] in ("promote", "replan")]
     D = hl["params"].get("demote_windows", DEMOTE_WINDOWS)
-    repromoted = 0      # promotions after a demotion the model explains
 
     # Everything counted in windows needs spillgen's clock and the
     # controller's placed against each other (placed), and the cap enough
@@ -176,45 +200,16 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         n_missed = rows[-1]["missed"] - rows[0]["missed"] if rows[0]["missed"] is not None else 0
         print("controller: %d core-windows missed in the run, %d of them from the hot phase's "
               "start to the deadline (each moves the deadline one window on)" % (n_missed, extra))
-        # A demotion while the key is hot: the model (spillgen measures its
-        # share at p in every window) allows it only if the controller could
-        # read none of the D windows before it, which it counts as empty by
-        # design. Then the windows from the demotion until the key is promoted
-        # again (within PROMOTE_WINDOWS of the demotion, plus unread windows)
-        # and its plan took effect are not judged against the cap.
+        # While the key is hot every window the controller reads has its
+        # share at about p >> phi_low, and a window it cannot read decides
+        # nothing: no demotion, whatever was missed.
         whe = w_pos(t0_hi + tau_e)
-        blind = []
+        whe_lo = w_def(t0_lo + tau_e)
         for e in mine:
-            wd = e["window"]
-            if e["event"] != "demote" or whe is None or not whs_lo <= wd < whe:
-                continue
-            unread = misses_between(wd - D + 1, wd)
-            if unread < D:
+            if e["event"] == "demote" and whe_lo is not None and e["window"] < whe_lo:
                 bad("the hot key was demoted in window %d while its share was %.2f (spillgen); "
-                    "the controller missed only %d of the %d windows before it"
-                    % (wd, hkr["measured_share"], unread, D))
-                continue
-            more = 0
-            while True:
-                m_ = misses_between(wd + 1, wd + PROMOTE_WINDOWS + more)
-                if m_ <= more:
-                    break
-                more = m_
-            again = [x["window"] for x in promos if x["window"] > wd]
-            if again and again[0] <= wd + PROMOTE_WINDOWS + more:
-                repromoted += 1
-                blind.append((wd + 1, again[0] + 2 + misses_between(again[0], again[0] + 2)))
-                print("demoted in window %d after %d unread windows (the controller's view: "
-                      "empty), promoted again in %d: windows %d..%d not judged"
-                      % (wd, unread, again[0], blind[-1][0], blind[-1][1]))
-            elif wd + PROMOTE_WINDOWS + more >= whe:
-                blind.append((wd + 1, whe))
-                print("demoted in window %d after %d unread windows, the hot phase ended in %d"
-                      % (wd, unread, whe))
-            else:
-                bad("demoted in window %d (after %d unread windows) and not promoted again by "
-                    "window %d" % (wd, unread, wd + PROMOTE_WINDOWS + more))
-
+                    "the key stopped in window %s..%s" % (e["window"], hkr["measured_share"],
+                                                          whe_lo, whe))
         placed = True
         # --- spillgen's decoded packets per window ------------------------------
         bins = {}
@@ -224,13 +219,22 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         first_w = whs_hi + PROMOTE_WINDOWS + extra
         checked = []
         skipped_short = skipped_empty = 0
-        skipped_blind = 0
+        skipped_down = 0
+        # The replica set down: windows from the one open at its request to
+        # SETTLE_WINDOWS after the one open at its reply are not judged; later
+        # ones are judged over the backends left.
+        wd0 = w_def(down["t_req"]) if down_be else None
+        wd1 = w_pos(down["t_rep"]) if down_be else None
         for w in wins:
             if w < first_w or w + 1 not in lo:
                 continue
-            if any(x <= w <= y for x, y in blind):
-                skipped_blind += 1
-                continue
+            w_bes = bes
+            if down_be and wd0 is not None and wd1 is not None:
+                if wd0 <= w <= wd1 + SETTLE_WINDOWS:
+                    skipped_down += 1
+                    continue
+                if w > wd1 + SETTLE_WINDOWS:
+                    w_bes = [b for b in bes if b != down_be]
             a_, b_ = hi[w], lo[w + 1]          # certainly window w in between
             if b_ > t0_lo + tau_e:             # past the hot phase's end
                 break
@@ -239,7 +243,7 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             if (i1 - i0) * ivs < MIN_COVER * win_s:
                 skipped_short += 1
                 continue
-            load = {be: sum(bins.get(i, {}).get(be, 0) for i in range(i0, i1)) for be in bes}
+            load = {be: sum(bins.get(i, {}).get(be, 0) for i in range(i0, i1)) for be in w_bes}
             if max(load.values()) < MIN_COUNT:
                 # spillgen (or the daemon's worker) was descheduled: next to
                 # nothing was sent in this stretch. Conservation is judged below.
@@ -264,38 +268,45 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / (m * n_be))
         worst = None
         over = []
-        tot = {be: 0 for be in bes}
+        pools = {}          # per set of backends: packets summed over its windows
         for w, nb, load in checked:
+            n_w = len(load)
             T = sum(load.values())
             lmax = max(load.values())
-            R = lmax / (T / n_be)
+            R = lmax / (T / n_w)
             tol = z * c * math.sqrt(k * infl / lmax + k / T)
             if worst is None or R - tol > worst[1] - worst[2]:
                 worst = (w, R, tol, T)
             if R > c + tol:
                 over.append("window %d: peak/avg %.3f > %.2f + %.3f (%d packets)" % (w, R, c, tol, T))
-            for be in bes:
-                tot[be] += load[be]
-        T = sum(tot.values())
-        R_pool = max(tot.values()) / (T / n_be)
-        z1 = NormalDist().inv_cdf(1 - FAMILY_ALPHA / n_be)
-        tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
-        rs = sorted(max(l_.values()) / (sum(l_.values()) / n_be) for _, _, l_ in checked)
+            tot = pools.setdefault(tuple(sorted(load)), {})
+            for be in load:
+                tot[be] = tot.get(be, 0) + load[be]
+        rs = sorted(max(l_.values()) / (sum(l_.values()) / len(l_)) for _, _, l_ in checked)
         print("cap c = 1 + epsilon = %.2f; %d windows checked from window %d (hot start + %d + %d "
-              "missed); not judged: %d too short to place, %d nearly empty, %d after an "
-              "explained demotion; z = %.2f"
+              "missed); not judged: %d too short to place, %d nearly empty, %d from the "
+              "replica's failure (window %s..%s) + %d; z = %.2f"
               % (c, m, first_w, PROMOTE_WINDOWS, extra, skipped_short, skipped_empty,
-                 skipped_blind, z))
+                 skipped_down, wd0, wd1, SETTLE_WINDOWS, z))
+        if down_be and not any(len(l_) == n_be - 1 for _, _, l_ in checked):
+            skips.append("no window after the replica's failure (window %s) could be judged "
+                         "against the cap" % wd1)
         print("per-window peak/avg of the hot VIP (decoded packets): median %.3f, max %.3f; "
               "worst margin in window %d: %.3f vs %.2f + %.3f (%d packets)"
               % (rs[len(rs) // 2], rs[-1], worst[0], worst[1], c, worst[2], worst[3]))
-        print("all checked windows together: peak/avg %.3f vs %.2f + %.3f (%d packets: %s)"
-              % (R_pool, c, tol_pool, T, " ".join("%d" % tot[be] for be in bes)))
         for o in over:
             bad(o)
-        if R_pool > c + tol_pool:
-            bad("over the checked windows together peak/avg %.3f > %.2f + %.3f"
-                % (R_pool, c, tol_pool))
+        for key_, tot in sorted(pools.items(), key=lambda x: -len(x[0])):
+            T = sum(tot.values())
+            R_pool = max(tot.values()) / (T / len(tot))
+            z1 = NormalDist().inv_cdf(1 - FAMILY_ALPHA / len(tot))
+            tol_pool = z1 * c * math.sqrt(k * infl / max(tot.values()) + k / T)
+            print("checked windows over %d backends together: peak/avg %.3f vs %.2f + %.3f "
+                  "(%d packets: %s)" % (len(tot), R_pool, c, tol_pool, T,
+                                        " ".join("%d" % tot[be] for be in key_)))
+            if R_pool > c + tol_pool:
+                bad("over the checked windows on %d backends together peak/avg %.3f > %.2f + "
+                    "%.3f" % (len(tot), R_pool, c, tol_pool))
     except Unjudged:
         pass
 
@@ -328,8 +339,27 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     if hkr["backends"] < r_lo:
         bad("hot key reached %d backends; the cap needs %d replicas"
             % (hkr["backends"], r_lo))
-    if res["flows"]["multi_backend"] != 0:
-        bad("%d flows seen at more than one backend" % res["flows"]["multi_backend"])
+    # Zero connections moved: a flow changes backend only when its backend
+    # is set down (its flows are re-chosen), once, after the change.
+    fl = res["flows"]
+    mf = fl.get("moved_from", {})
+    print("flows: %d seen, %d at more than one backend (%d moves), by the backend they left: "
+          "%s; the replica set down: %s" % (fl["seen"], fl["multi_backend"], fl["moves"], mf,
+                                            down_be))
+    if fl["multi_backend"] != mf.get(down_be, 0) or fl["moves"] != fl["multi_backend"]:
+        bad("%d flows moved (%d moves), %d of them off the backend set down: established "
+            "flows must keep their backend" % (fl["multi_backend"], fl["moves"],
+                                               mf.get(down_be, 0)))
+    if placed and down_be and fl["multi_backend"]:
+        moved_early = 0
+        for r in csv.DictReader(open(csv_path)):
+            # moved_flows per interval, by receive time: an interval that
+            # certainly ended before the request carries no move.
+            if t0_hi + float(r["t_s"]) + ivs < down["t_req"]:
+                moved_early += int(r["moved_flows"])
+        nb_csv = len(set(r["backend"] for r in csv.DictReader(open(csv_path)))) or 1
+        if moved_early:
+            bad("%d flow moves before the replica was set down" % (moved_early // nb_csv))
 
     # --- the daemon's account, before it was stopped ----------------------------
     q = live.get("quiet")
@@ -382,20 +412,96 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     if not placed and demoted:
         skips.append("the hot key was demoted %d times; without the windows placed the "
                      "demotions cannot be explained" % len(demoted))
-    elif cnt["promotions"] != len(promos) or len(promos) != 1 + repromoted:
-        bad("%d promotions (%d of the hot key); the model has %d (one, and one after each "
-            "demotion it explains)" % (cnt["promotions"], len(promos), 1 + repromoted))
+    elif cnt["promotions"] != len(promos) or len(promos) != 1:
+        bad("%d promotions (%d of the hot key); the model has one"
+            % (cnt["promotions"], len(promos)))
     if promos:
         wp = promos[0]["window"]
-        if placed and not whs_lo <= wp <= whs_hi + PROMOTE_WINDOWS - 1 + extra:
+        print("promotion: event in window %d; the hot phase began in window %s..%s, where (or "
+              "in the next window) its share first crosses phi; bound %d windows + %d missed"
+              % (wp, whs_lo if placed else None, whs_hi if placed else None, PROMOTE_EVENT,
+                 extra))
+        if placed and not whs_lo <= wp <= whs_hi + PROMOTE_EVENT + extra:
             bad("promoted in window %d, the hot phase began in %d..%d" % (wp, whs_lo, whs_hi))
-    if sized and not r_lo <= sized[-1]["replicas"] <= r_hi:
+    # Demotion: D read windows below phi_low after the key stops (its last
+    # window may still be above), so in window whe + D - 1 .. whe + D, and
+    # within D + 1 windows of the stop plus the windows the controller missed.
+    if placed and whe is not None and whe_lo is not None:
+        dem = [e["window"] for e in mine if e["event"] == "demote"]
+        late = [e for e in dem if e >= whe_lo]
+        mis = misses_between(whe_lo, whe + D + 1)
+        while True:
+            m_ = misses_between(whe_lo, whe + D + 1 + mis)
+            if m_ <= mis:
+                break
+            mis = m_
+        print("demotion: the key stopped in window %d..%d; demoted in window(s) %s; bound "
+              "%d..%d (D + 1 = %d windows, + %d missed)"
+              % (whe_lo, whe, late, whe_lo + D - 1, whe + D + 1 + mis, D + 1, mis))
+        if len(late) != 1:
+            bad("the key was demoted %d times after it stopped; the model has once" % len(late))
+        elif not whe_lo + D - 1 <= late[0] <= whe + D + 1 + mis:
+            bad("demoted in window %d; the key stopped in window %d..%d, D = %d"
+                % (late[0], whe_lo, whe, D))
+    # The replica count: r for the N backends, and after a replica went
+    # down, anything from r for N - 1 up.
+    r1_lo = replicas(n_be - 1, p - 4 * sd, c) if down_be else r_lo
+    if sized and not r1_lo <= sized[-1]["replicas"] <= r_hi:
         bad("the hot key's override ended with %d replicas; the cap needs %d..%d"
-            % (sized[-1]["replicas"], r_lo, r_hi))
+            % (sized[-1]["replicas"], r1_lo, r_hi))
     for o in ours:
-        if not r_lo <= len(o["replicas"]) <= r_hi:
+        if not r1_lo <= len(o["replicas"]) <= r_hi:
             bad("hot_list: the hot key's override has %d replicas; the cap needs %d..%d"
-                % (len(o["replicas"]), r_lo, r_hi))
+                % (len(o["replicas"]), r1_lo, r_hi))
+    if down and "replicas" in down and not r_lo <= len(down["replicas"]) <= r_hi:
+        bad("hot_list before the replica went down: %d replicas; the cap needs %d..%d"
+            % (len(down["replicas"]), r_lo, r_hi))
+    # Missed windows: the file existed from the reply of touch to the request
+    # of remove; each window opening certainly inside that time makes the
+    # window before it missed in full (its reads on every tick until it
+    # opened failed), so at least k - 1 of k such openings.
+    if placed and a_touch and a_rm:
+        t_in, t_out = a_touch[0]["t_rep"], a_rm[0]["t_req"]
+        kk = sum(1 for w in wins if lo[w] >= t_in and hi[w] <= t_out)
+        before = [r["windows_missed"] for r in rows if r["t_rep"] < a_touch[0]["t_req"]
+                  and r.get("windows_missed") is not None]
+        w_end = hl["counters"].get("windows_missed")
+        grew = w_end - before[-1] if before and w_end is not None else None
+        hot_at = w_pos(t_out) is not None and whe_lo is not None and w_pos(t_out) < whe_lo
+        print("missed windows: the file existed over %d window openings (%.0f ms); "
+              "windows_missed grew by %s (bound >= %d); demote_windows D = %d"
+              % (kk, (t_out - t_in) * 1e3, grew, kk - 1, D))
+        if grew is None:
+            bad("windows_missed was not read before and after the missed windows")
+        elif grew < kk - 1:
+            bad("windows_missed grew by %d over %d windows missed by the test" % (grew, kk))
+        if not hot_at:
+            bad("the missed windows ended after the key stopped")
+        if kk - 1 <= D:
+            skips.append("only %d windows missed by the test, D = %d: the missed-window check "
+                         "is not conclusive" % (kk - 1, D))
+    # The replica set down: no new flow of the key reaches it after the reply.
+    if down_be and placed:
+        pb = {b["address"]: b for b in hkr.get("per_backend", [])}
+        x = pb.get(down_be)
+        ts = x["last_new_flow_s"] if x else None
+        print("replica %s set down: request..reply %.1f ms, in window %s..%s; the key's "
+              "latest new flow there was sent at %s (monotonic, bracket %.1f ms) = %s ms "
+              "before the reply (%s of the key's packets there)"
+              % (down_be, (down["t_rep"] - down["t_req"]) * 1e3, wd0, wd1,
+                 None if ts is None else "%.4f..%.4f" % (t0_lo + ts, t0_hi + ts),
+                 (t0_hi - t0_lo) * 1e3,
+                 None if ts is None else "%.1f..%.1f" % ((down["t_rep"] - t0_hi - ts) * 1e3,
+                                                         (down["t_rep"] - t0_lo - ts) * 1e3),
+                 x["packets"] if x else 0))
+        if x is None or ts is None:
+            bad("the replica set down never had a new flow of the key: the check is void")
+        elif t0_lo + ts > down["t_rep"]:
+            bad("a new flow of the key reached %s %.1f ms after the reply that set it down "
+                "(its first packet sent then at the earliest)"
+                % (down_be, (t0_lo + ts - down["t_rep"]) * 1e3))
+        if t0_lo + tau_e < down["t_rep"] + 0.2:
+            bad("the replica went down less than 200 ms before the key stopped")
     # New flows placed by the override: the key's connections opened after it
     # took effect (at least those of the windows judged above, about half the
     # phase or more); never more than the key's connections.

@@ -27,12 +27,18 @@ packet) and the controller's windows with one another:
     the thread that opens windows, so the value is exact at that moment).
 With --hot, each poll also reads hot_list for missed_core_windows (windows
 the controller could not read from a core in time: that core's worker had
-not closed them, i.e. it was descheduled), so a checker can tell which
-windows the controller had no data for.
+not closed them, i.e. it was descheduled) and windows_missed (windows the
+controller decided nothing on), so a checker can tell which windows the
+controller had no data for.
 
 --actions FILE: a JSON list of {"at": SECONDS, "method": M, "params": {...}}
 calls made over the socket at SECONDS after the traffic start (its upper
 bound); each is recorded with its own t_req/t_rep and the reply or error.
+An action may instead be {"at", "touch": PATH} or {"at", "remove": PATH}
+(the file created or removed; t_req/t_rep bracket that). "hot_replica":
+{"src": ADDR, "index": I} sets params.address to replica I (Python
+indexing) of the override hot_list shows for the key whose src is ADDR,
+read just before the call (recorded as "replicas"; an error if none).
 
 --end S: once S seconds have passed since the traffic start and rx_packets
 has not moved for 3 polls (traffic over, the daemon still running), one
@@ -182,7 +188,8 @@ def main():
                "new_flows": sum(v["new_flows"] for v in s["vips"]),
                "window": (s.get("hot") or {}).get("window"),
                "rss_kib": rss_kib(pid), "pid": pid,
-               "missed": hl["counters"].get("missed_core_windows") if hl else None}
+               "missed": hl["counters"].get("missed_core_windows") if hl else None,
+               "windows_missed": hl["counters"].get("windows_missed") if hl else None}
         rows.append(row)
         if t0 is None:
             if row["rx"] == 0:
@@ -199,10 +206,28 @@ def main():
                 rec = dict(x)
                 rec["t_req"] = time.monotonic()
                 try:
-                    rec["result"] = call(x["method"], **x.get("params", {}))
+                    if "touch" in x:
+                        open(x["touch"], "w").close()
+                        rec["result"] = {}
+                    elif "remove" in x:
+                        os.unlink(x["remove"])
+                        rec["result"] = {}
+                    else:
+                        params = dict(x.get("params", {}))
+                        if "hot_replica" in x:
+                            hr = x["hot_replica"]
+                            ov = [o for o in call("hot_list")["overrides"]
+                                  if o["key"].get("src") == hr["src"]]
+                            if not ov:
+                                raise ValueError("no override of %s" % hr["src"])
+                            rec["replicas"] = ov[0]["replicas"]
+                            params["address"] = ov[0]["replicas"][hr["index"]]
+                            rec["params"] = params
+                            rec["t_req"] = time.monotonic()
+                        rec["result"] = call(x["method"], **params)
                 except spwrpc.RpcError as e:
                     rec["error"] = {"code": e.code, "message": e.message}
-                except (OSError, ConnectionError, ValueError) as e:
+                except (OSError, ConnectionError, ValueError, KeyError, IndexError) as e:
                     rec["error"] = {"code": None, "message": repr(e)}
                 rec["t_rep"] = time.monotonic()
                 done_actions.append(rec)

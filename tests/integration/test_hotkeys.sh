@@ -5,8 +5,11 @@
 # VIP over 8 backends of weight 1, hot keys on with window_ms 100 and
 # epsilon 0.25 (cap c = 1.25). The test's own scenario, at 100 kpps: 2 s of
 # background only (20,000 flows, uniform, each far below the threshold), then
-# 3 s in which one source address (a NAT gateway: 64 concurrent connections of
-# 3 packets each, never a port reused) carries half of the packets. spillgen
+# 3.5 s in which one source address (a NAT gateway: 64 concurrent connections
+# of 3 packets each, never a port reused) carries half of the packets, then
+# 1.5 s of background again. While the key is hot, every window is missed for
+# 1 s (SPILLWAY_TEST_HOT_MISS_FILE), then one of its replicas is set down over
+# the control socket (live_stats.py --actions). spillgen
 # decodes every packet spillwayd sends back, per 10 ms interval and backend;
 # live_stats.py polls the daemon's stats every 10 ms for the controller's
 # window clock and, once the traffic is over, reads its counters, hot_list and
@@ -14,7 +17,7 @@
 # controller windows (never in wall-clock time):
 #   - the hot key is spread (its packets reach a second backend) within 3
 #     windows of the window the hot phase starts in;
-#   - from that window + 3 to the phase's end, in every window, the hot VIP's
+#   - from that window + 3 to the phase's end (but the change), in every window, the hot VIP's
 #     peak/avg of decoded packets per backend is <= c + tol, tol derived from
 #     the packet counts of that window (see hotkeys_check.py); and so are all
 #     those windows together;
@@ -24,9 +27,16 @@
 #     against spillgen: rx = what spillgen sent = forwarded + icmp +
 #     exception + every drop reason; forwarded = what spillgen received,
 #     per backend too; spillgen's loss = the daemon's drops;
-#   - they show the promotion: exactly one (the hot key), in the window the
-#     phase starts in or the next, with the model's r in its events and
-#     override; hot_spread within the model's bounds; mempool full at exit.
+#   - they show the promotion: exactly one (the hot key), within 2 windows of
+#     the window the phase starts in, with the model's r in its events and
+#     override; hot_spread within the model's bounds; mempool full at exit;
+#   - no demotion while the key is hot, windows_missed grown by >= k - 1 for
+#     the k window openings the miss file covered; one demotion within
+#     D + 1 windows of the window the key stops in;
+#   - no new flow of the key (spillgen's send stamp of its first packet)
+#     reaches the replica set down after the reply; the cap holds again over
+#     the backends left from 2 windows after the change; every flow that
+#     moved left the downed backend, once, after the change.
 # usage: test_hotkeys.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_hotkeys.sh BUILD_DIR}")
@@ -66,22 +76,33 @@ cat >"$WORK/lb.json" <<'JSON'
   ]
 }
 JSON
-# The hot key's connections: 150k packets at most in the phase (half of 100
-# kpps for 3 s) in connections of 3 packets, within the pool of 64,512
+# The hot key's connections: 175k packets at most in the phase (half of 100
+# kpps for 3.5 s) in connections of 3 packets, within the pool of 64,512
 # source ports, so no connection is ever reused (a reused one would go back
 # to where the flow table pinned it before the promotion).
 cat >"$WORK/scenario.json" <<'JSON'
-{"description": "uniform background, then one source address with half of the packets",
+{"description": "uniform background, one source address with half of the packets, background again",
  "flows": 20000, "zipf": 0, "size": 64, "interval_ms": 10, "seed": 3, "cap": 1.25,
  "phases": [
    {"name": "steady", "start": 0, "end": 2, "rate": 100000},
-   {"name": "hot", "start": 2, "end": 5, "rate": 100000,
+   {"name": "hot", "start": 2, "end": 5.5, "rate": 100000,
     "hot": {"key": "src_ip", "share": 0.5, "vip": 0, "connections": 64,
             "packets_per_connection": 3, "src": "203.0.113.77", "sport": 1024,
-            "pool": 64512}}]}
+            "pool": 64512}},
+   {"name": "after", "start": 5.5, "end": 7, "rate": 100000}]}
 JSON
+# While the key is hot: every window missed for 1 s (the test hook), then one
+# of its replicas set down over the control socket (live_stats.py picks the
+# last replica hot_list shows just before the call).
+cat >"$WORK/actions.json" <<JSON
+[{"at": 3.0, "touch": "$WORK/miss"},
+ {"at": 4.0, "remove": "$WORK/miss"},
+ {"at": 4.5, "method": "backend_set", "hot_replica": {"src": "203.0.113.77", "index": -1},
+  "params": {"vip": {"address": "192.0.2.10", "port": 80, "protocol": "tcp"}, "state": "down"}}]
+JSON
+export SPILLWAY_TEST_HOT_MISS_FILE=$WORK/miss
 
 spw_memif_run "$WORK/scenario.json" '^(EAL|TELEMETRY|$)' 30 \
-	--period 0.01 --end 5.0 --hot --deadline 280
+	--period 0.01 --end 7.0 --hot --deadline 280 --actions "$WORK/actions.json"
 /usr/bin/python3 "$HERE/hotkeys_check.py" "$WORK/lb.json" "$WORK/scenario.json" \
 	"$WORK/live.json" "$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"
