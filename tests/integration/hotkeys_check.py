@@ -139,6 +139,7 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     # windows judged with certainty; what cannot be judged is not (exit 77
     # unless another check fails).
     placed = False
+    whe_lo = None
     extra = 0
     try:
         # --- alignment ---------------------------------------------------------
@@ -445,10 +446,13 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
                 % (late[0], whe_lo, whe, D))
     # The replica count: r for the N backends, and after a replica went
     # down, anything from r for N - 1 up.
+    # Judged on the plans made while the key was hot: once it stops its share
+    # falls and the controller may shrink the set before it demotes the key.
     r1_lo = replicas(n_be - 1, p - 4 * sd, c) if down_be else r_lo
-    if sized and not r1_lo <= sized[-1]["replicas"] <= r_hi:
-        bad("the hot key's override ended with %d replicas; the cap needs %d..%d"
-            % (sized[-1]["replicas"], r1_lo, r_hi))
+    hot_sized = [e for e in sized if whe_lo is None or e["window"] < whe_lo]
+    if hot_sized and not r1_lo <= hot_sized[-1]["replicas"] <= r_hi:
+        bad("the hot key's override ended the hot phase with %d replicas; the cap needs %d..%d"
+            % (hot_sized[-1]["replicas"], r1_lo, r_hi))
     for o in ours:
         if not r1_lo <= len(o["replicas"]) <= r_hi:
             bad("hot_list: the hot key's override has %d replicas; the cap needs %d..%d"
