@@ -21,8 +21,10 @@ lb_config_backend_to_json(const struct lb_cfg_backend *b)
 	                      "weight", (json_int_t)b->weight, "state",
 	                      lb_config_state_names[b->state]);
 
-	if (o != NULL && b->name[0] != '\0' &&
-	    json_object_set_new(o, "name", json_string(b->name)) != 0) {
+	if (o != NULL &&
+	    ((b->name[0] != '\0' && json_object_set_new(o, "name", json_string(b->name)) != 0) ||
+	     (b->health != NULL &&
+	      json_object_set_new(o, "health", lb_config_health_to_json(b->health, false)) != 0))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -43,12 +45,20 @@ lb_config_vip_to_json(const struct lb_cfg_vip *v)
 			return NULL;
 		}
 	}
+	json_t *o;
+
 	/* "o" hands bes over even when the pack fails. */
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
-	                 lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
-	                 "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
-	                 lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
-	                 "backends", bes);
+	o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "address",
+	              lb_ip_to_str(v->af, &v->addr, buf, 64), "port", (json_int_t)v->port,
+	              "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
+	              lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
+	              "backends", bes);
+	if (o != NULL && v->health != NULL &&
+	    json_object_set_new(o, "health", lb_config_health_to_json(v->health, true)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* json_object_set_new that owns v in every case; false on failure (v NULL included). */
