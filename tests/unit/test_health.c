@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
+#include "../../control/config.h"
 #include "../../control/health.h"
 #include "../../control/health_probe.h"
 #include "../../dataplane/snapshot.h"
@@ -218,14 +220,79 @@ test_decide_examples(void **state)
 	assert_string_equal(lb_health_result_name(LB_HEALTH_RESULT_TIMEOUT), "timeout");
 }
 
+/* Health objects: the documented defaults, a backend override, and the round
+ * trip through the document form (what the state file holds) and a clone. */
+static void
+test_config_roundtrip(void **state)
+{
+	static const char doc[] =
+	        "{\"encap\": {\"source_v4\": \"192.0.2.1\", \"next_hop_mac\": "
+	        "\"02:00:5e:00:53:01\"}, \"vips\": [{\"address\": \"203.0.113.1\", "
+	        "\"port\": 53, \"protocol\": \"udp\", \"health\": {\"type\": \"udp\", "
+	        "\"request\": \"00FF10\", \"response\": \"00ff\", \"fail_open\": 0.25}, "
+	        "\"backends\": [{\"address\": \"10.0.0.1\"}, {\"address\": \"10.0.0.2\", "
+	        "\"health\": {\"type\": \"http\", \"port\": 8080, \"interval_ms\": 300, "
+	        "\"on_down\": \"keep_flows\"}}]}]}";
+	char err[256];
+	json_t *root = json_loads(doc, 0, NULL), *out;
+	struct lb_config *a, *b, *c;
+	const struct lb_health_conf *h;
+
+	(void)state;
+	a = lb_config_from_json(root, err, sizeof(err));
+	assert_non_null(a);
+	h = lb_cfg_backend_health(&a->vips[0], &a->vips[0].backends[0]);
+	assert_ptr_equal(h, a->vips[0].health);
+	assert_int_equal(h->type, LB_HEALTH_TYPE_UDP);
+	assert_int_equal(h->interval_ms, 2000);
+	assert_int_equal(h->timeout_ms, 1000);
+	assert_int_equal(h->rise, 2);
+	assert_int_equal(h->fall, 3);
+	assert_int_equal(h->via, LB_HEALTH_VIA_DIRECT);
+	assert_int_equal(h->on_down, LB_HEALTH_MOVE_FLOWS);
+	assert_int_equal(h->request_len, 3);
+	assert_int_equal(h->request[1], 0xff);
+	assert_int_equal(h->response_len, 2);
+	assert_true(h->fail_open == 0.25);
+	h = lb_cfg_backend_health(&a->vips[0], &a->vips[0].backends[1]);
+	assert_int_equal(h->type, LB_HEALTH_TYPE_HTTP);
+	assert_string_equal(h->path, "/");
+	assert_int_equal(h->expect, 200);
+	assert_int_equal(h->timeout_ms, 300); /* the default, capped at the interval */
+	assert_int_equal(h->on_down, LB_HEALTH_KEEP_FLOWS);
+	out = lb_config_to_json(a);
+	assert_non_null(out);
+	b = lb_config_from_json(out, err, sizeof(err));
+	assert_non_null(b);
+	c = lb_config_clone(b);
+	assert_non_null(c);
+	for (int k = 0; k < 2; k++) {
+		const struct lb_config *x = k == 0 ? b : c;
+
+		assert_int_equal(x->vips[0].health_digest, a->vips[0].health_digest);
+		assert_int_equal(x->vips[0].backends[0].health_digest, 0);
+		assert_null(x->vips[0].backends[0].health);
+		assert_int_equal(x->vips[0].backends[1].health_digest,
+		                 a->vips[0].backends[1].health_digest);
+		assert_memory_equal(x->vips[0].backends[1].health, a->vips[0].backends[1].health,
+		                    sizeof(struct lb_health_conf));
+	}
+	assert_ptr_not_equal(c->vips[0].health, b->vips[0].health);
+	assert_int_not_equal(a->vips[0].health_digest, a->vips[0].backends[1].health_digest);
+	json_decref(out);
+	json_decref(root);
+	lb_config_free(a);
+	lb_config_free(b);
+	lb_config_free(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_observe_exhaustive),
-	        cmocka_unit_test(test_observe_times),
-	        cmocka_unit_test(test_decide_exhaustive),
-	        cmocka_unit_test(test_decide_examples),
+	        cmocka_unit_test(test_observe_exhaustive), cmocka_unit_test(test_observe_times),
+	        cmocka_unit_test(test_decide_exhaustive),  cmocka_unit_test(test_decide_examples),
+	        cmocka_unit_test(test_config_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
