@@ -198,8 +198,10 @@ def run(c, tcp_a, tcp_b, web, udp):
     tcp_a[victim].stop()
     r, samples = wait(c, victim, lambda r: r["health"] == "down", "down")
     check_fall(samples, fails(base))
-    assert r["effective"] == "down" and r["state"] == "active", r
-    assert r["last_result"] == "fail", r
+    assert r["state"] == "active" and r["last_result"] == "fail", r
+    # The verdict reaches the snapshot on the control thread's next tick.
+    r, _ = wait(c, victim, lambda r: r["effective"] == "down", "out of the table")
+    assert r["health"] == "down", r
     assert slots(c, "192.0.2.1", 18080, "tcp", victim) == 0
     assert all(slots(c, "192.0.2.1", 18080, "tcp", a) > 0 for a in tcp_a if a != victim)
     # restarted: up after exactly RISE successes, back in the table.
@@ -208,6 +210,7 @@ def run(c, tcp_a, tcp_b, web, udp):
     r, samples = wait(c, victim, lambda r: r["health"] == "up", "up again")
     check_rise(samples, base["probes_ok"])
     assert r["transitions"] == base["transitions"] + 1, (base, r)
+    wait(c, victim, lambda r: r["effective"] == "active", "back in the table")
     assert slots(c, "192.0.2.1", 18080, "tcp", victim) > 0
     # 2. An operator's down is not undone by passing probes.
     c.call("backend_set", vip={"address": "192.0.2.1", "port": 18080, "protocol": "tcp"},
