@@ -497,12 +497,45 @@ check_name(struct ctx *c, const char *p, const char *name)
 	return 0;
 }
 
+/* A health object under path into a new *out (freed again on failure). */
+static int
+parse_health(struct ctx *c, const char *path, const json_t *o, bool vip,
+             struct lb_health_conf **out, uint64_t *digest)
+{
+	struct lb_health_conf *h = malloc(sizeof(*h));
+	char p[256];
+	int rc;
+
+	if (h == NULL)
+		return fail(c, path, "out of memory"), -ENOMEM;
+	join(p, sizeof(p), path, "health");
+	rc = lb_config_health_from_json(o, p, vip, h, c->err, c->errlen);
+	if (rc != 0) {
+		free(h);
+		return rc;
+	}
+	*out = h;
+	*digest = lb_config_health_digest(h);
+	return 0;
+}
+
+/* A check needs a port: its own, else the VIP's. */
+static int
+check_health_port(struct ctx *c, const char *path, const struct lb_health_conf *h,
+                  uint16_t vip_port)
+{
+	if (h == NULL || h->type == LB_HEALTH_TYPE_NONE || h->port != 0 || vip_port != 0)
+		return 0;
+	return fail(c, path, "health.port: required when the VIP's port is 0");
+}
+
 static int
 parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
               struct lb_cfg_backend *b)
 {
-	static const char *const keys[] = {"address", "weight", "name", "state", NULL};
+	static const char *const keys[] = {"address", "weight", "name", "state", "health", NULL};
 	const char *name = NULL;
+	json_t *h;
 	uint64_t u = 1;
 	int rc;
 
@@ -530,7 +563,10 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 		snprintf(b->name, sizeof(b->name), "%s", name);
 	}
 	b->state = LB_BACKEND_ACTIVE;
-	return get_enum(c, path, o, "state", lb_config_state_names, &b->state);
+	if ((rc = get_enum(c, path, o, "state", lb_config_state_names, &b->state)) != 0)
+		return rc;
+	h = json_object_get(o, "health");
+	return h != NULL ? parse_health(c, path, h, false, &b->health, &b->health_digest) : 0;
 }
 
 /* Sort keys for the duplicate check: index, and the identity text. */
@@ -636,8 +672,8 @@ static int
 parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_config *cfg,
           struct lb_cfg_vip *v, uint32_t *next_backend_id)
 {
-	static const char *const keys[] = {"address", "port",     "protocol", "key",
-	                                   "encap",   "backends", "hot_mode", NULL};
+	static const char *const keys[] = {"address",  "port",     "protocol", "key", "encap",
+	                                   "backends", "hot_mode", "health",   NULL};
 	json_t *arr;
 	uint64_t u = 0;
 	uint8_t proto = 0;
@@ -673,6 +709,11 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 	v->encap = LB_ENCAP_IPIP;
 	if ((rc = get_enum(c, path, o, "encap", lb_config_encap_names, &v->encap)) != 0)
 		return rc;
+	if (json_object_get(o, "health") != NULL &&
+	    ((rc = parse_health(c, path, json_object_get(o, "health"), true, &v->health,
+	                        &v->health_digest)) != 0 ||
+	     (rc = check_health_port(c, path, v->health, v->port)) != 0))
+		return rc;
 
 	arr = json_object_get(o, "backends");
 	if (arr == NULL)
@@ -707,6 +748,8 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 			if ((rc = parse_backend(c, bp, json_array_get(arr, i), cfg, b)) != 0)
 				return rc;
 			v->n_backends++;
+			if ((rc = check_health_port(c, bp, b->health, v->port)) != 0)
+				return rc;
 			b->id = (uint16_t)(*next_backend_id)++;
 			b->gen = 1;
 		}
@@ -805,7 +848,7 @@ lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const char
 	memset(out, 0, sizeof(*out));
 	rc = parse_vip(&c, path, o, cfg, out, &next_backend_id);
 	if (rc != 0) {
-		free(out->backends);
+		lb_cfg_vip_clear(out);
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "../dataplane/snapshot.h"
+#include "health_probe.h"
 
 #define LB_NAME_MAX 64
 #define LB_SEED_MAX 256
@@ -37,6 +38,14 @@ struct lb_cfg_backend {
 	uint16_t id;   /* registry slot (lb_snapshot.backends index) */
 	uint16_t gen;  /* generation of that slot */
 	uint32_t weight;
+	/* The backend's own health object (NULL: the VIP's applies), owned, and
+	 * a digest of its content (0: none) so copies compare without it. */
+	struct lb_health_conf *health;
+	uint64_t health_digest;
+	/* Runtime, never written out: the state health checks give the backend
+	 * in the snapshot (0: none, else LB_BACKEND_DOWN or _DRAINING); laid in
+	 * by the health runner before every build. */
+	uint8_t health_out;
 };
 
 struct lb_cfg_vip {
@@ -50,6 +59,8 @@ struct lb_cfg_vip {
 	uint16_t id;      /* stable VIP id (counter index) */
 	uint32_t n_backends;
 	struct lb_cfg_backend *backends;
+	struct lb_health_conf *health; /* default for its backends; NULL: none */
+	uint64_t health_digest;
 };
 
 struct lb_config {
@@ -144,6 +155,45 @@ json_t *lb_config_vip_to_json(const struct lb_cfg_vip *v);
 
 /** The document form of one backend; "name" only if set; NULL likewise. */
 json_t *lb_config_backend_to_json(const struct lb_cfg_backend *b);
+
+/**
+ * The health object that applies to backend b of VIP v: b's own, else v's,
+ * else NULL (not checked).
+ */
+const struct lb_health_conf *lb_cfg_backend_health(const struct lb_cfg_vip *v,
+                                                   const struct lb_cfg_backend *b);
+
+/**
+ * The state b takes in the snapshot: the operator's state unless health
+ * checks take an active backend out (health_out).
+ */
+uint8_t lb_cfg_backend_effective_state(const struct lb_cfg_backend *b);
+
+/** Free what b owns (its health object); b itself is the caller's. */
+void lb_cfg_backend_clear(struct lb_cfg_backend *b);
+
+/** Free what v owns (backends, health objects) and empty it; v itself is the caller's. */
+void lb_cfg_vip_clear(struct lb_cfg_vip *v);
+
+/**
+ * Read a health object at path ("vips[0].health"; a VIP's when vip, which
+ * alone may hold fail_open) with the defaults of health_probe.h filled in.
+ * A "via" without a registered transport is refused ("...via: encap: not
+ * available").
+ *
+ * @return 0, or -EINVAL with "path.field: reason" in err.
+ */
+int lb_config_health_from_json(const json_t *o, const char *path, bool vip,
+                               struct lb_health_conf *h, char *err, size_t errlen);
+
+/** The document form of a health object (every field); NULL if out of memory. */
+json_t *lb_config_health_to_json(const struct lb_health_conf *h, bool vip);
+
+/** A digest of what the document form holds; 0 for NULL, never 0 otherwise. */
+uint64_t lb_config_health_digest(const struct lb_health_conf *h);
+
+/** A malloc'd copy, or NULL (h NULL, or out of memory). */
+struct lb_health_conf *lb_config_health_dup(const struct lb_health_conf *h);
 
 /** A deep copy (ids included); NULL with errno ENOMEM. */
 struct lb_config *lb_config_clone(const struct lb_config *cfg);

@@ -21,8 +21,10 @@ lb_config_backend_to_json(const struct lb_cfg_backend *b)
 	                      "weight", (json_int_t)b->weight, "state",
 	                      lb_config_state_names[b->state]);
 
-	if (o != NULL && b->name[0] != '\0' &&
-	    json_object_set_new(o, "name", json_string(b->name)) != 0) {
+	if (o != NULL &&
+	    ((b->name[0] != '\0' && json_object_set_new(o, "name", json_string(b->name)) != 0) ||
+	     (b->health != NULL &&
+	      json_object_set_new(o, "health", lb_config_health_to_json(b->health, false)) != 0))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -53,6 +55,11 @@ lb_config_vip_to_json(const struct lb_cfg_vip *v)
 	if (o != NULL && v->hot_mode != LB_HOT_SPREAD &&
 	    json_object_set_new(o, "hot_mode",
 	                        json_string(lb_config_hot_mode_names[v->hot_mode])) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o != NULL && v->health != NULL &&
+	    json_object_set_new(o, "health", lb_config_health_to_json(v->health, true)) != 0) {
 		json_decref(o);
 		return NULL;
 	}

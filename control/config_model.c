@@ -77,13 +77,23 @@ lb_config_clone(const struct lb_config *cfg)
 
 		*nv = *v;
 		nv->backends = NULL;
+		nv->n_backends = 0;
+		nv->health = lb_config_health_dup(v->health);
 		c->n_vips++; /* from here lb_config_free owns nv */
+		if (v->health != NULL && nv->health == NULL)
+			goto error;
 		if (v->n_backends == 0)
 			continue;
 		nv->backends = malloc(v->n_backends * sizeof(*nv->backends));
 		if (nv->backends == NULL)
 			goto error;
-		memcpy(nv->backends, v->backends, v->n_backends * sizeof(*nv->backends));
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			nv->backends[j] = v->backends[j];
+			nv->backends[j].health = lb_config_health_dup(v->backends[j].health);
+			nv->n_backends++;
+			if (v->backends[j].health != NULL && nv->backends[j].health == NULL)
+				goto error;
+		}
 	}
 	return c;
 error:
@@ -98,7 +108,7 @@ lb_config_free(struct lb_config *cfg)
 	if (cfg == NULL)
 		return;
 	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		free(cfg->vips[i].backends);
+		lb_cfg_vip_clear(&cfg->vips[i]);
 	free(cfg->vips);
 	free(cfg);
 }

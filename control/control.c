@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "control.h"
 #include "control_rpc.h"
+#include "health_run.h"
 #include "hot_window.h"
 #include "loop.h"
 #include "metrics.h"
@@ -107,6 +108,14 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		free(c);
 		return NULL;
 	}
+	c->pub.health = lb_health_run_create(&c->pub);
+	if (c->pub.health == NULL) {
+		snprintf(err, errlen, "out of memory (health checks)");
+		lb_hot_window_fini(&c->hw);
+		lb_config_free(cfg);
+		free(c);
+		return NULL;
+	}
 	lb_control_rpc_init(&c->rpc, c, &c->pub, c->hw.hot != NULL ? &c->hw : NULL, &c->stop_ms);
 	if (c->p.state_path != NULL) {
 		int n = lb_persist_cleanup(c->p.state_path);
@@ -119,6 +128,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 	}
 	if (lb_publish_apply(&c->pub, cfg, false, err, errlen) != 0) {
 		lb_hot_window_fini(&c->hw);
+		lb_health_run_destroy(c->pub.health);
 		free(c);
 		return NULL;
 	}
@@ -200,6 +210,8 @@ lb_control_stats(const struct lb_control *c)
 	}
 	if (c->p.n_hooks > 0)
 		json_object_set_new(root, "hooks", lb_publish_hooks_json(&c->pub));
+	if (c->pub.health != NULL)
+		json_object_set_new(root, "health", lb_health_run_stats(c->pub.health));
 	if (c->rpc.ops.drain != NULL)
 		json_object_set_new(root, "drained", json_boolean(c->pub.drained));
 	if (c->hw.hot != NULL) {
@@ -387,6 +399,7 @@ on_tick(struct lb_control *c)
 	lb_publish_tick(&c->pub);
 	if (c->hw.hot != NULL)
 		lb_hot_window_tick(&c->hw);
+	lb_health_run_tick(c->pub.health, lb_now_ms());
 	for (unsigned int i = 0; i < c->p.n_hooks; i++)
 		if (c->p.hooks[i].tick != NULL)
 			c->p.hooks[i].tick(c->p.hooks[i].arg, *c->p.snap);
@@ -516,6 +529,7 @@ lb_control_run(struct lb_control *c)
 		rc = hooks_attach(c, c->loop);
 	if (rc != 0)
 		return rc;
+	lb_health_run_attach(c->pub.health, c->loop);
 	rc = lb_loop_run(c->loop);
 	if (rc == 0)
 		rc = c->rc;
@@ -533,6 +547,8 @@ lb_control_destroy(struct lb_control *c)
 	lb_telemetry_detach();
 	lb_server_destroy(c->server);
 	lb_metrics_http_destroy(c->metrics);
+	lb_health_run_destroy(c->pub.health); /* its probes' descriptors leave the loop */
+	c->pub.health = NULL;
 	lb_publish_fini(&c->pub);
 	lb_hot_window_fini(&c->hw);
 	if (c->loop != NULL)

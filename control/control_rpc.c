@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "control_rpc.h"
+#include "health_run.h"
 
 static const struct lb_config *
 ops_config(void *arg)
@@ -117,6 +118,22 @@ lb_control_rpc_finish(void *arg, char *reply, void *token)
 	text = lb_rpc_fail_request(t->line, t->len, LB_RPC_ERR_INTERNAL, cr->commit_err);
 	free(t);
 	return text;
+}
+
+static json_t *
+ops_health_list(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return lb_health_run_list(cr->pub->health);
+}
+
+static json_t *
+ops_health_events(void *arg)
+{
+	const struct lb_control_rpc *cr = arg;
+
+	return lb_health_run_events(cr->pub->health);
 }
 
 static json_t *
@@ -427,6 +444,10 @@ lb_control_rpc_init(struct lb_control_rpc *cr, struct lb_control *control, struc
 	for (unsigned int i = 0; i < pub->n_hooks; i++)
 		if (pub->hooks[i].drain != NULL)
 			cr->ops.drain = ops_drain;
+	if (pub->health != NULL) {
+		cr->ops.health_list = ops_health_list;
+		cr->ops.health_events = ops_health_events;
+	}
 	if (hw != NULL) {
 		cr->ops.hot_list = ops_hot_list;
 		cr->ops.hot_events = ops_hot_events;

@@ -23,6 +23,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "clock.h"
+#include "health_run.h"
 #include "hotkey.h"
 #include "persist.h"
 #include "state_text.h"
@@ -611,6 +612,8 @@ lb_publish_apply(struct lb_publisher *pub, struct lb_config *cfg, bool save, cha
 		lb_config_free(cfg);
 		return rc;
 	}
+	/* Health checks take backends out on the same path as an operator. */
+	lb_health_run_lay(pub->health, cfg);
 	s = lb_publish_build(pub, cfg, err, errlen);
 	if (s == NULL) {
 		lb_config_free(cfg);

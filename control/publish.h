@@ -32,6 +32,7 @@
 /* With every retire slot taken, how long a change waits for one to free. */
 #define LB_PUBLISH_FULL_WAIT_MS 50
 
+struct lb_health_run;
 struct lb_hotkey;
 struct lb_state_text;
 
@@ -55,6 +56,8 @@ struct lb_publisher {
 	const char *state_path; /* or NULL */
 	/* Hot-key overrides laid into every build (NULL: none). */
 	struct lb_hotkey *hot;
+	/* Health verdicts laid into every applied configuration (NULL: none). */
+	struct lb_health_run *health;
 	bool live; /* workers are running: publication waits for them to switch */
 	/* The running configuration, owned. */
 	struct lb_config *cfg;

@@ -93,6 +93,13 @@ struct lb_rpc_ops {
 	 *   when out of memory.
 	 */
 	json_t *(*drain)(void *arg, bool on);
+	/*
+	 * Health checks (NULL: health_list answers -32603). Every backend's
+	 * health record (health_run.h's list) and recent health events, oldest
+	 * first; caller owns, NULL when out of memory.
+	 */
+	json_t *(*health_list)(void *arg);
+	json_t *(*health_events)(void *arg);
 };
 
 /**

@@ -70,12 +70,15 @@ find_vip_backend(const struct lb_rpc_txn *t, const json_t *params, struct lb_cfg
 	return 0;
 }
 
+/* backend_add into *bp, which the configuration owns once *kept is set. */
 static int
-rpc_backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out,
+            struct lb_cfg_backend *bp, bool *kept)
 {
-	static const char *const keys[] = {"vip", "address", "weight", "name", "state", NULL};
+	static const char *const keys[] = {"vip",   "address", "weight", "name",
+	                                   "state", "health",  NULL};
 	const struct lb_cfg_vip *ov;
-	struct lb_cfg_backend b, *bes;
+	struct lb_cfg_backend *bes;
 	struct lb_cfg_vip ref, *v;
 	struct lb_config *cfg;
 	char s[96], a[64], id[LB_NAME_MAX + 48], oid[LB_NAME_MAX + 48];
@@ -83,18 +86,18 @@ rpc_backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcom
 
 	if (lb_rpc_check_keys(out, params, "", keys) != 0 ||
 	    lb_rpc_decode_vip_member(t, params, &ref, out) != 0 ||
-	    decode_backend_fields(t, params, &b, out) != 0)
+	    decode_backend_fields(t, params, bp, out) != 0)
 		return out->code;
 	vi = lb_rpc_find_vip(lb_rpc_view(t), &ref);
 	if (vi < 0)
 		return lb_rpc_fail_no_vip(out, &ref);
 	ov = &lb_rpc_view(t)->vips[vi];
-	lb_ip_to_str(b.af, &b.addr, a, sizeof(a));
-	if (find_backend(ov, &b) >= 0)
+	lb_ip_to_str(bp->af, &bp->addr, a, sizeof(a));
+	if (find_backend(ov, bp) >= 0)
 		return lb_rpc_fail(out, LB_RPC_ERR_EXISTS, "backend %s already in VIP %s", a,
 		                   lb_rpc_vip_str(&ref, s, sizeof(s)));
 	/* The Maglev permutation derives from the identity: it must be unique too. */
-	lb_cfg_backend_identity(&b, id, sizeof(id));
+	lb_cfg_backend_identity(bp, id, sizeof(id));
 	for (uint32_t j = 0; j < ov->n_backends; j++)
 		if (strcmp(lb_cfg_backend_identity(&ov->backends[j], oid, sizeof(oid)), id) == 0)
 			return lb_rpc_fail(out, LB_RPC_ERR_EXISTS,
@@ -109,7 +112,7 @@ rpc_backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcom
 	cfg = lb_rpc_edit(t);
 	if (cfg == NULL)
 		return lb_rpc_fail_oom(out);
-	rc = lb_rpc_new_backend_ids(cfg, &b, 1);
+	rc = lb_rpc_new_backend_ids(cfg, bp, 1);
 	if (rc != 0)
 		return rc == -ENOMEM ? lb_rpc_fail_oom(out)
 		                     : lb_rpc_fail(out, LB_RPC_ERR_LIMIT, "no free backend id");
@@ -118,8 +121,21 @@ rpc_backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcom
 	if (bes == NULL)
 		return lb_rpc_fail_oom(out);
 	v->backends = bes;
-	bes[v->n_backends++] = b;
+	bes[v->n_backends++] = *bp;
+	*kept = true;
 	return lb_rpc_succeed(out, lb_config_backend_to_json(&bes[v->n_backends - 1]));
+}
+
+static int
+rpc_backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	struct lb_cfg_backend b = {0};
+	bool kept = false;
+	int rc = backend_add(t, params, out, &b, &kept);
+
+	if (!kept)
+		lb_cfg_backend_clear(&b);
+	return rc;
 }
 
 static int
@@ -138,6 +154,7 @@ rpc_backend_remove(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_out
 	if (cfg == NULL)
 		return lb_rpc_fail_oom(out);
 	v = &cfg->vips[vi];
+	lb_cfg_backend_clear(&v->backends[bi]);
 	memmove(&v->backends[bi], &v->backends[bi + 1],
 	        (v->n_backends - (uint32_t)bi - 1) * sizeof(v->backends[0]));
 	v->n_backends--;
@@ -147,26 +164,47 @@ rpc_backend_remove(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_out
 static int
 rpc_backend_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
-	static const char *const keys[] = {"vip", "address", "weight", "state", NULL};
-	struct lb_cfg_backend b, *cur;
+	static const char *const keys[] = {"vip", "address", "weight", "state", "health", NULL};
+	struct lb_cfg_backend b = {0}, *cur;
 	struct lb_config *cfg;
-	int vi, bi;
+	json_t *h = json_object_get(params, "health"), *p;
+	int vi, bi, rc;
 
 	if (lb_rpc_check_keys(out, params, "", keys) != 0)
 		return out->code;
-	if (json_object_get(params, "weight") == NULL && json_object_get(params, "state") == NULL)
+	if (json_object_get(params, "weight") == NULL && json_object_get(params, "state") == NULL &&
+	    h == NULL)
 		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
-		                   "weight, state: missing (at least one is required)");
-	if (find_vip_backend(t, params, &b, &vi, &bi, out) != 0)
-		return out->code;
-	cfg = lb_rpc_edit(t);
-	if (cfg == NULL)
+		                   "weight, state, health: missing (at least one is required)");
+	/* "health": null drops the backend's own object (the VIP's applies again). */
+	p = json_copy((json_t *)params);
+	if (p == NULL)
 		return lb_rpc_fail_oom(out);
+	if (json_is_null(h))
+		json_object_del(p, "health");
+	rc = find_vip_backend(t, p, &b, &vi, &bi, out);
+	json_decref(p);
+	if (rc != 0) {
+		lb_cfg_backend_clear(&b);
+		return out->code;
+	}
+	cfg = lb_rpc_edit(t);
+	if (cfg == NULL) {
+		lb_cfg_backend_clear(&b);
+		return lb_rpc_fail_oom(out);
+	}
 	cur = &cfg->vips[vi].backends[bi];
 	if (json_object_get(params, "weight") != NULL)
 		cur->weight = b.weight;
 	if (json_object_get(params, "state") != NULL)
 		cur->state = b.state;
+	if (h != NULL) {
+		lb_cfg_backend_clear(cur);
+		cur->health = b.health; /* NULL for "health": null */
+		cur->health_digest = b.health_digest;
+		b.health = NULL;
+	}
+	lb_cfg_backend_clear(&b);
 	return lb_rpc_succeed(out, lb_config_backend_to_json(cur));
 }
 
@@ -174,7 +212,8 @@ const struct lb_rpc_method lb_rpc_backend_methods[] = {
         {.name = "backend_add",
          .handler = rpc_backend_add,
          .mutates = true,
-         .usage = "backend_add {vip: " LB_RPC_VIP_REF ", address, weight?, name?, state?}"},
+         .usage =
+                 "backend_add {vip: " LB_RPC_VIP_REF ", address, weight?, name?, state?, health?}"},
         {.name = "backend_remove",
          .handler = rpc_backend_remove,
          .mutates = true,
@@ -183,6 +222,6 @@ const struct lb_rpc_method lb_rpc_backend_methods[] = {
          .handler = rpc_backend_set,
          .mutates = true,
          .usage = "backend_set {vip: " LB_RPC_VIP_REF
-                  ", address, weight?, state?} (weight or state)"},
+                  ", address, weight?, state?, health?} (at least one)"},
         {.name = NULL},
 };

@@ -287,6 +287,27 @@ rpc_config_get(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome
 	return lb_rpc_succeed(out, lb_config_to_json(lb_rpc_view(t)));
 }
 
+/* Every backend's health record and the recent health events. */
+static int
+rpc_health_list(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
+{
+	const struct lb_rpc_ops *ops = t->ops;
+	json_t *b, *e;
+
+	if (lb_rpc_check_keys(out, params, "", lb_rpc_no_keys) != 0)
+		return out->code;
+	if (ops->health_list == NULL || ops->health_events == NULL)
+		return lb_rpc_fail(out, LB_RPC_ERR_INTERNAL, "health checks are not running");
+	b = ops->health_list(ops->arg);
+	e = ops->health_events(ops->arg);
+	if (b == NULL || e == NULL) {
+		json_decref(b);
+		json_decref(e);
+		return lb_rpc_fail_oom(out);
+	}
+	return lb_rpc_succeed(out, json_pack("{s:o, s:o}", "backends", b, "events", e));
+}
+
 /*
  * Writes the running configuration; a batch's own changes reach the file
  * through ops->apply. On success ops->save may leave the path it wrote in err.
@@ -317,5 +338,6 @@ const struct lb_rpc_method lb_rpc_query_methods[] = {
          .usage = "maglev_table {vip: " LB_RPC_VIP_REF ", raw?, from?, count?}"},
         {.name = "config_get", .handler = rpc_config_get, .usage = "config_get"},
         {.name = "config_save", .handler = rpc_config_save, .usage = "config_save"},
+        {.name = "health_list", .handler = rpc_health_list, .usage = "health_list"},
         {.name = NULL},
 };

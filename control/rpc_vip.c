@@ -120,7 +120,7 @@ rpc_vip_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 	vips[cfg->n_vips++] = v;
 	return lb_rpc_succeed(out, lb_config_vip_to_json(&vips[cfg->n_vips - 1]));
 cleanup:
-	free(v.backends);
+	lb_cfg_vip_clear(&v);
 	return rc;
 }
 
@@ -139,7 +139,7 @@ rpc_vip_remove(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome
 	cfg = lb_rpc_edit(t);
 	if (cfg == NULL)
 		return lb_rpc_fail_oom(out);
-	free(cfg->vips[vi].backends);
+	lb_cfg_vip_clear(&cfg->vips[vi]);
 	memmove(&cfg->vips[vi], &cfg->vips[vi + 1],
 	        (cfg->n_vips - (uint32_t)vi - 1) * sizeof(cfg->vips[0]));
 	cfg->n_vips--;
@@ -152,8 +152,8 @@ const struct lb_rpc_method lb_rpc_vip_methods[] = {
         {.name = "vip_add",
          .handler = rpc_vip_add,
          .mutates = true,
-         .usage = "vip_add {address, port, protocol, key?, encap?, backends?: [{address, weight?, "
-                  "name?, state?}]}"},
+         .usage = "vip_add {address, port, protocol, key?, encap?, health?, backends?: [{address, "
+                  "weight?, name?, state?, health?}]}"},
         {.name = "vip_remove",
          .handler = rpc_vip_remove,
          .mutates = true,

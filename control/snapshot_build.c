@@ -199,7 +199,7 @@ table_inputs(const struct lb_cfg_vip *cv, struct lb_maglev_backend *mb,
 	for (uint32_t j = 0; j < cv->n_backends; j++) {
 		const struct lb_cfg_backend *cb = &cv->backends[j];
 
-		if (cb->state != LB_BACKEND_ACTIVE || cb->weight == 0)
+		if (lb_cfg_backend_effective_state(cb) != LB_BACKEND_ACTIVE || cb->weight == 0)
 			continue;
 		lb_cfg_backend_identity(cb, idents[n], sizeof(idents[n]));
 		mb[n].identity = idents[n];
@@ -400,7 +400,7 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 
 			b->addr = cb->addr;
 			b->af = cb->af;
-			b->state = cb->state;
+			b->state = lb_cfg_backend_effective_state(cb);
 			b->gen = cb->gen;
 			b->vip_id = cv->id;
 			b->weight = cb->weight;

@@ -19,7 +19,7 @@
 
 /* One VIP as last encoded: its inputs (copied) and its text, indented for depth 2. */
 struct vip_text {
-	struct lb_cfg_vip vip; /* backends points into be */
+	struct lb_cfg_vip vip; /* backends points into be; health pointers never read */
 	struct lb_cfg_backend *be;
 	char *text;
 	size_t len;
@@ -66,7 +66,8 @@ static bool
 backend_same(const struct lb_cfg_backend *a, const struct lb_cfg_backend *b)
 {
 	return a->af == b->af && a->state == b->state && a->weight == b->weight &&
-	       memcmp(&a->addr, &b->addr, addr_len(a->af)) == 0 && strcmp(a->name, b->name) == 0;
+	       memcmp(&a->addr, &b->addr, addr_len(a->af)) == 0 && strcmp(a->name, b->name) == 0 &&
+	       a->health_digest == b->health_digest;
 }
 
 /* Whether a and b encode the same (every field lb_config_vip_to_json writes). */
@@ -75,7 +76,8 @@ vip_same(const struct lb_cfg_vip *a, const struct lb_cfg_vip *b)
 {
 	if (a->af != b->af || a->proto != b->proto || a->port != b->port ||
 	    a->key_mode != b->key_mode || a->encap != b->encap || a->hot_mode != b->hot_mode ||
-	    a->n_backends != b->n_backends || memcmp(&a->addr, &b->addr, addr_len(a->af)) != 0)
+	    a->n_backends != b->n_backends || a->health_digest != b->health_digest ||
+	    memcmp(&a->addr, &b->addr, addr_len(a->af)) != 0)
 		return false;
 	for (uint32_t j = 0; j < a->n_backends; j++)
 		if (!backend_same(&a->backends[j], &b->backends[j]))

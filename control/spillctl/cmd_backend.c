@@ -3,6 +3,7 @@
  * The "backend" commands: add, remove and change one backend of a VIP, and
  * the drain, down and up shorthands for its state, each beside its row of
  * the command table. Each prints the backend as the server now has it.
+ * "backend list" prints every backend's operator state beside its health.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "conn.h"
 #include "render.h"
 #include "spillctl.h"
+#include "table.h"
 
 static const char *const g_states[] = {"active", "draining", "down", NULL};
 
@@ -299,12 +301,63 @@ static const struct spillctl_command backend_up_cmd = {
         .run = cmd_backend_up,
 };
 
+static int
+cmd_backend_list(struct spillctl_cli *cli, const struct spillctl_args *a)
+{
+	struct spillctl_table t;
+	json_t *res = NULL;
+	const json_t *b;
+	size_t i;
+	int rc;
+
+	(void)a;
+	rc = spillctl_call_print(cli, "health_list", NULL, &spillctl_shape_object, &res);
+	if (rc != 0 || res == NULL)
+		return rc;
+	spillctl_table_init(&t, "VIP|ADDRESS|STATE|HEALTH|IN TABLE AS|CHECK|LAST|>OK|>FAILED|"
+	                        ">CHANGED MS");
+	json_array_foreach (json_object_get(res, "backends"), i, b) {
+		char vt[128];
+
+		snprintf(vt, sizeof(vt), "%s:%lld/%s", spillctl_jstr(b, "vip", "?"),
+		         (long long)spillctl_jint(b, "port"), spillctl_jstr(b, "protocol", "?"));
+		spillctl_table_add(
+		        &t, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t%lld\t%lld\t%lld", spillctl_esc(vt),
+		        spillctl_esc(spillctl_jstr(b, "address", "?")),
+		        spillctl_jtext(b, "state", "?"), spillctl_jtext(b, "health", "?"),
+		        json_is_true(json_object_get(b, "kept")) ? " (kept)" : "",
+		        spillctl_jtext(b, "effective", "?"), spillctl_jtext(b, "check", "?"),
+		        spillctl_jtext(b, "last_result", "?"),
+		        (long long)spillctl_jint(b, "probes_ok"),
+		        (long long)(spillctl_jint(b, "probes_failed") +
+		                    spillctl_jint(b, "timeouts")),
+		        (long long)spillctl_jint(b, "last_change_ms"));
+	}
+	spillctl_table_print(&t, 0);
+	spillctl_table_free(&t);
+	json_decref(res);
+	return 0;
+}
+
+static const struct spillctl_command backend_list_cmd = {
+        .name = "backend list",
+        .synopsis = "",
+        .summary = "list every backend with its health",
+        .help = "Prints one line per backend of every VIP (method \"health_list\"): the\n"
+                "operator's state, the health checks' verdict (up, down, unknown; \"(kept)\"\n"
+                "when the VIP fails open), the state it has in the Maglev table, the check\n"
+                "type, the last probe's result, probes passed and failed, and the clock\n"
+                "(ms, monotonic) of the last health change. --json prints the reply,\n"
+                "recent health events included.\n"
+                "\n"
+                "Example:\n"
+                "  spillctl backend list\n",
+        .min_pos = 0,
+        .max_pos = 0,
+        .run = cmd_backend_list,
+};
+
 const struct spillctl_command *const spillctl_cmds_backend[] = {
-        &backend_add_cmd,
-        &backend_remove_cmd,
-        &backend_set_cmd,
-        &backend_drain_cmd,
-        &backend_down_cmd,
-        &backend_up_cmd,
-        NULL,
+        &backend_list_cmd,  &backend_add_cmd,  &backend_remove_cmd, &backend_set_cmd,
+        &backend_drain_cmd, &backend_down_cmd, &backend_up_cmd,     NULL,
 };

@@ -92,7 +92,7 @@ static const struct err_case err_cases[] = {
          "address: missing (required)", "1"},
         {"backend_set nothing to set",
          REQ("backend_set", "{'vip': " VREF ", 'address': '10.1.0.1'}"), P,
-         "weight, state: missing", "1"},
+         "weight, state, health: missing", "1"},
         {"backend_set weight string",
          REQ("backend_set", "{'vip': " VREF ", 'address': '10.1.0.2', 'weight': 'x'}"), P,
          "weight: expected an integer, got a string", "1"},
