@@ -36,6 +36,17 @@ enum lb_health_on_down {
 #define LB_HEALTH_PATH_MAX 128  /* http path, NUL included */
 #define LB_HEALTH_BYTES_MAX 512 /* udp request / expected reply prefix */
 
+/* Defaults of the fields a health object leaves out (docs/health-checks.md). */
+#define LB_HEALTH_DEFAULT_INTERVAL_MS 2000u
+#define LB_HEALTH_DEFAULT_TIMEOUT_MS 1000u /* capped at the interval */
+#define LB_HEALTH_DEFAULT_RISE 2u
+#define LB_HEALTH_DEFAULT_FALL 3u
+#define LB_HEALTH_DEFAULT_EXPECT 200u
+#define LB_HEALTH_DEFAULT_FAIL_OPEN 0.5
+#define LB_HEALTH_MIN_INTERVAL_MS 100u
+#define LB_HEALTH_MAX_INTERVAL_MS 3600000u
+#define LB_HEALTH_MAX_RISE_FALL 100u
+
 /* One health object of the configuration (a VIP's default or a backend's override). */
 struct lb_health_conf {
 	uint8_t type;    /* enum lb_health_type */
@@ -47,6 +58,7 @@ struct lb_health_conf {
 	uint32_t timeout_ms;
 	uint32_t rise;
 	uint32_t fall;
+	double fail_open; /* a VIP's only: fraction of its backends health may take out */
 	char path[LB_HEALTH_PATH_MAX];
 	uint16_t request_len, response_len;
 	uint8_t request[LB_HEALTH_BYTES_MAX];

@@ -88,7 +88,7 @@ cat >"$WORK/spw.json" <<JSON
  "maglev": {"table_size": 65537, "seed": "health-e2e"},
  "vips": [
   {"address": "$VIP_A", "port": 80, "protocol": "tcp", "encap": "ipip",
-   "health": $(health tcp encap), "backends": $(backends_json)},
+   "health": $(health tcp encap '"fail_open": 0.4'), "backends": $(backends_json)},
   {"address": "$VIP_H", "port": 80, "protocol": "tcp", "encap": "gue",
    "health": $(health http direct '"port": 8080, "path": "/", "expect": 200'), "backends": $(backends_json)},
   {"address": "$VIP_U", "port": 5300, "protocol": "udp", "encap": "gue",
