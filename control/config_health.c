@@ -220,8 +220,9 @@ lb_config_health_from_json(const json_t *o, const char *path, bool vip, struct l
 			return hfail(err, errlen, path, "fail_open", "%g out of range [0, 1]", d);
 		h->fail_open = d;
 	}
-	if (h->type != LB_HEALTH_TYPE_NONE && lb_health_probe_transport(h->via) == NULL)
-		return hfail(err, errlen, path, "via", "%s: not available", via_names[h->via]);
+	/* The encapsulated prober completes a handshake only (health_encap.c). */
+	if (h->type == LB_HEALTH_TYPE_HTTP && h->via == LB_HEALTH_VIA_ENCAP)
+		return hfail(err, errlen, path, "via", "encap: not offered for type \"http\"");
 	return 0;
 }
 

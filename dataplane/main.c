@@ -22,6 +22,7 @@
 #include "../control/bird.h"
 #include "../control/config.h"
 #include "../control/control.h"
+#include "../control/health_encap.h"
 #include "../control/server.h"
 #ifdef LB_HAVE_XDP
 #include "../control/xdp_sync.h"
@@ -84,6 +85,55 @@ load_config(const char *path)
  * The starting configuration: the state file if it exists (what the last run
  * left), else --config. NULL after a message: exit 2.
  */
+/* Whether any health object of cfg probes through the tunnel. */
+static bool
+uses_encap_probes(const struct lb_config *cfg)
+{
+	for (uint32_t i = 0; i < cfg->n_vips; i++) {
+		const struct lb_cfg_vip *v = &cfg->vips[i];
+
+		if (v->health != NULL && v->health->type != LB_HEALTH_TYPE_NONE &&
+		    v->health->via == LB_HEALTH_VIA_ENCAP)
+			return true;
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			const struct lb_health_conf *h = v->backends[j].health;
+
+			if (h != NULL && h->type != LB_HEALTH_TYPE_NONE &&
+			    h->via == LB_HEALTH_VIA_ENCAP)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The via-encap prober's raw sockets, opened while spillwayd still has
+ * CAP_NET_RAW, with the start-up configuration's outer sources and seed, and
+ * registered for the health runner. Without them a configuration that probes
+ * via encap does not start (1); otherwise such probes added later fail with
+ * "no transport for this via".
+ */
+static int
+health_encap_setup(const struct lb_config *cfg, struct lb_health_encap **out)
+{
+	struct lb_health_encap_conf conf;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.encap = cfg->encap;
+	lb_hash_key_from_seed(&conf.hkey, cfg->seed, strlen(cfg->seed));
+	rc = lb_health_encap_open(out, &conf);
+	if (rc == 0)
+		return lb_health_probe_register(LB_HEALTH_VIA_ENCAP,
+		                                lb_health_encap_transport(*out));
+	*out = NULL;
+	if (!uses_encap_probes(cfg))
+		return 0;
+	fprintf(stderr, "spillwayd: health checks via encap: cannot open raw sockets: %s\n",
+	        strerror(-rc));
+	return 1;
+}
+
 static struct lb_config *
 initial_config(const struct lb_options *o)
 {
@@ -390,6 +440,7 @@ main(int argc, char **argv)
 	struct lb_options opt = {0};
 	struct xdp_steer xs = {0};
 	struct lb_config *cfg;
+	struct lb_health_encap *health_encap = NULL;
 	char err[512];
 	int rc, eal_argc;
 	sigset_t set;
@@ -402,6 +453,10 @@ main(int argc, char **argv)
 	cfg = initial_config(&opt);
 	if (cfg == NULL)
 		return EXIT_USAGE;
+	if (health_encap_setup(cfg, &health_encap) != 0) {
+		lb_config_free(cfg);
+		return 1;
+	}
 
 	/* Workers inherit this mask: only the control thread's signalfd sees these. */
 	sigemptyset(&set);
@@ -554,5 +609,7 @@ out:
 	lb_config_free(cfg);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
+	lb_health_probe_register(LB_HEALTH_VIA_ENCAP, NULL);
+	lb_health_encap_close(health_encap);
 	return exit_code;
 }
