@@ -48,19 +48,21 @@ start() {
 }
 
 # stop PID: SIGTERM, wait, set RC.
-# A daemon that has not ended 120 s after SIGTERM is reported with what each
+# A daemon that has not ended 240 s after SIGTERM is reported with what each
 # of its threads is blocked in (/proc: name, state, wait channel, syscall),
-# then killed; the test fails.
+# then killed; the test fails. (An ASan build's exit runs LeakSanitizer over
+# the daemon's heap and 512 MiB of DPDK memory: tens of seconds on a loaded
+# machine.)
 stop() {
 	local i t
 	kill -TERM "$1"
-	for i in $(seq 1 1200); do
+	for i in $(seq 1 2400); do
 		kill -0 "$1" 2>/dev/null || break
 		[[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]] && break
 		sleep 0.1
 	done
 	if kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; then
-		echo "daemon $1 still running 120 s after SIGTERM; its threads:" >&2
+		echo "daemon $1 still running 240 s after SIGTERM; its threads:" >&2
 		for t in /proc/"$1"/task/*; do
 			echo "  $(cat "$t/comm") state $(awk '{print $3}' "$t/stat") wchan $(cat "$t/wchan")" \
 				"syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >&2
