@@ -69,6 +69,10 @@ struct lb_config {
 		uint32_t window_ms;
 		double threshold;
 		double epsilon;
+		double threshold_low;    /* demote below this (default threshold / 2) */
+		uint32_t demote_windows; /* ... for this many windows (default 5) */
+		double ewma_alpha;       /* weight of the newest window (default 0.5) */
+		double margin;           /* plans stay this fraction under the cap (default 0.05) */
 	} hot;
 	uint32_t n_vips;
 	struct lb_cfg_vip *vips;

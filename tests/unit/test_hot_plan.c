@@ -120,7 +120,8 @@ test_hotkey_bounded_load_skips(void **state)
 	uint32_t n = 10;
 	struct lb_config *cfg = cfg_make(1, &n);
 	struct lb_snapshot *s = snap_make(cfg, 1);
-	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	struct lb_hot_params np = {.margin = -1};
+	struct lb_hotkey *h = lb_hotkey_create(&np);
 	const struct lb_hot_override *o;
 	uint64_t load[16], total[1];
 	uint16_t pref[16];
@@ -150,7 +151,7 @@ test_hotkey_bounded_load_skips(void **state)
 
 	/* pref[1..6] heavy (pref[4] a little less): only 4 qualify, so the least
 	 * loaded of the rest, pref[4], fills the fifth place. T = 2.6875M. */
-	h = lb_hotkey_create(NULL);
+	h = lb_hotkey_create(&np);
 	for (int i = 0; i < 10; i++)
 		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
 	load[pref[4]] = 250000;

@@ -96,7 +96,7 @@ static void
 test_hotkey_simulation_table(void **state)
 {
 	const bool realistic = *state != NULL;
-	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1, .margin = -1};
 	struct sim *m = sim_new(realistic, N_SIM, &p);
 	const struct lb_hot_override *o;
 	double ratio, tol;
@@ -218,7 +218,7 @@ test_hotkey_simulation_table(void **state)
 static void
 test_hotkey_load_shift_replans(void **state)
 {
-	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1, .margin = -1};
 	struct sim *m = sim_new(false, N_SIM, &p);
 	const struct lb_hot_override *o;
 	uint16_t victim;
@@ -257,7 +257,7 @@ static void
 test_hotkey_replica_unusable(void **state)
 {
 	const enum unusable_how how = *(const enum unusable_how *)*state;
-	struct lb_hot_params p = {.epsilon = C_CAP - 1};
+	struct lb_hot_params p = {.epsilon = C_CAP - 1, .margin = -1};
 	struct sim *m = sim_new(false, 20, &p);
 	struct lb_cfg_vip *cv = &m->cfg->vips[0];
 	const struct lb_hot_override *o;
@@ -456,7 +456,7 @@ test_hotkey_demotes_after_share_drops(void **state)
 static void
 test_hotkey_pin_unpin(void **state)
 {
-	struct lb_hot_params p = {.demote_windows = 3};
+	struct lb_hot_params p = {.demote_windows = 3, .margin = -1};
 	struct sim *m = sim_new(false, N_SIM, &p);
 	const struct lb_hot_override *o;
 	const uint64_t cold = 0xc01dULL;
@@ -605,7 +605,7 @@ test_hotkey_single_backend_not_promoted(void **state)
 static void
 test_hotkey_events_json(void **state)
 {
-	struct lb_hot_params p = {.demote_windows = 2};
+	struct lb_hot_params p = {.demote_windows = 2, .margin = -1};
 	struct sim *m = sim_new(false, N_SIM, &p);
 	static const char *const want[] = {"promote", "pin", "unpin", "demote"};
 	char hash[24];
