@@ -428,14 +428,37 @@ lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_fro
 		}
 }
 
+/* One usable membership's contribution to its VIP's digest. */
+static uint64_t
+membership_digest(const struct lb_backend *b, uint32_t id)
+{
+	uint64_t x = ((uint64_t)id << 32 | (uint64_t)b->gen << 16) ^
+	             (uint64_t)b->weight * 0x9E3779B97F4A7C15ULL;
+
+	x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 29);
+}
+
 void
 lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load)
 {
 	double a = h->p.ewma_alpha;
 	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
 
+	/* A VIP whose usable set changed since the latest window (a backend
+	 * down, drained, re-weighted, added or removed) has its traffic spread
+	 * anew: the step is not noise and the old EWMA does not describe the new
+	 * spread, so its loads restart from this window and their noise is kept. */
+	memset(h->vip_sig_now, 0, sizeof(h->vip_sig_now));
 	for (uint32_t id = 0; id < n; id++) {
-		uint16_t gen = s->backends[id].gen;
+		const struct lb_backend *b = &s->backends[id];
+
+		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS)
+			h->vip_sig_now[b->vip_id] += membership_digest(b, id);
+	}
+	for (uint32_t id = 0; id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+		uint16_t gen = b->gen;
 		double x = load != NULL ? (double)load[id] : 0, d = x - h->load[id];
 
 		if (gen == 0) {
@@ -444,12 +467,16 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		} else if (h->load_gen[id] != gen) {
 			h->load[id] = x; /* a new membership starts from its first window */
 			h->var[id] = 0;
+		} else if (b->vip_id < LB_MAX_VIPS &&
+		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
+			h->load[id] = x;
 		} else {
 			h->load[id] = a * x + (1 - a) * h->load[id];
 			h->var[id] = a * d * d + (1 - a) * h->var[id];
 		}
 		h->load_gen[id] = gen;
 	}
+	memcpy(h->vip_sig, h->vip_sig_now, sizeof(h->vip_sig));
 	/* Ids beyond the registry: forgotten, so a later reuse starts fresh. */
 	for (uint32_t id = n; id < h->n_known; id++) {
 		h->load[id] = 0;

@@ -224,15 +224,30 @@ same_list(const uint16_t *a, uint16_t na, const uint16_t *b, uint16_t nb)
 	return na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
 }
 
-/* Replace an override's replicas (and the load estimate with them). */
+/* What each usable replica of override pos carries of its key: the data path
+ * spreads the key over the usable replicas only, so an unusable one's part
+ * is on the others. Valid after lb_hot_plan_vip_info() for its VIP. */
+static double
+carried_part(const struct lb_hotkey *h, uint32_t pos)
+{
+	const struct lb_hot_override *o = &h->ov[pos];
+	uint16_t n = 0;
+
+	for (uint16_t i = 0; i < o->n_replicas; i++)
+		if (lb_hot_plan_usable(h, o->replicas[i]))
+			n++;
+	return h->st[pos].key_load / (n > 0 ? n : 1);
+}
+
+/* Replace an override's replicas (and the load estimate with them); part:
+ * what each old replica carries of the key. */
 static void
-apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n)
+apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n, double part)
 {
 	struct lb_hot_override *o = &h->ov[pos];
 	double ks = h->st[pos].key_load;
 
-	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas,
-	                       o->n_replicas ? ks / o->n_replicas : 0, list, n, ks);
+	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, part, list, n, ks);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;
 }
@@ -246,8 +261,7 @@ remove_at(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip 
 	if (v != NULL) {
 		uint16_t home = lb_maglev_pick(s, v, o->key_hash);
 
-		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas,
-		                       h->st[pos].key_load / o->n_replicas, &home,
+		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, carried_part(h, pos), &home,
 		                       home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
 	}
 	o->n_replicas = 0; /* compacted away at the end of the call */
@@ -290,11 +304,13 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 	struct lb_hot_ov_state *st = &h->st[pos];
 	bool was = st->capped;
 
-	st->capped = !res->feasible;
+	/* An operator's r is not a plan that failed to hold the cap. */
+	st->capped = !res->feasible && st->pin_r == 0;
 	st->capped_load = k;
 	st->peak = res->peak;
-	st->over_windows = 0;
-	if (st->capped && !was && st->pin_r == 0) {
+	if (st->pin_r == 0)
+		st->over_windows = 0;
+	if (st->capped && !was) {
 		h->infeasible++;
 		lb_hot_events_add(h, LB_HOT_EV_INFEASIBLE, window, &h->ov[pos]);
 		h->ev[(h->ev_next + LB_HOT_MAX_EVENTS - 1) % LB_HOT_MAX_EVENTS].peak = res->peak;
@@ -316,8 +332,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	struct lb_hot_ov_state *st = &h->st[pos];
 	uint16_t list[LB_HOT_MAX_REPLICAS];
 	struct lb_hot_plan_result res;
-	bool broken = false, over = false, replan = false;
-	double k = key_plan_load(o, st, vi), part = st->key_load / o->n_replicas;
+	bool broken = false, over = false, replan = false, fixed = o->pinned && st->pin_r != 0;
+	double k = key_plan_load(o, st, vi), part = carried_part(h, pos);
 	uint32_t r = st->pin_r;
 	uint16_t n;
 
@@ -329,15 +345,17 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 		else if (lb_hot_plan_over(h, s, vi, b))
 			over = true;
 	}
+	/* Counted while pinned too: windows over the cap under an operator's r
+	 * are measured overload once the pin goes. */
 	st->over_windows = over ? st->over_windows + 1 : 0;
 	if (broken)
 		replan = true;
-	else if (o->pinned && st->pin_r != 0)
+	else if (fixed)
 		replan = (st->pin_r < vi->n ? st->pin_r : vi->n) != o->n_replicas;
-	if (!replan && st->over_windows >= LB_HOT_PERSIST_WINDOWS &&
+	if (!replan && !fixed && st->over_windows >= LB_HOT_PERSIST_WINDOWS &&
 	    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 		replan = true;
-	if (!replan && !(o->pinned && st->pin_r != 0) && o->low_windows == 0 && o->n_replicas > 1) {
+	if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
 		/* The dead band: shrink only if the key, LB_HOT_SHRINK_MARGIN
 		 * times larger, would still fit in fewer replicas. */
 		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, k * LB_HOT_SHRINK_MARGIN,
@@ -356,7 +374,7 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	note_plan(h, pos, &res, k, window);
 	if (same_list(list, n, o->replicas, o->n_replicas))
 		return false;
-	apply(h, pos, list, n);
+	apply(h, pos, list, n, part);
 	h->replans++;
 	lb_hot_events_add(h, LB_HOT_EV_REPLAN, window, o);
 	return true;

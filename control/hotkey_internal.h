@@ -149,6 +149,10 @@ struct lb_hotkey {
 	uint64_t vip_stamp[LB_MAX_VIPS];
 	double vip_sum[LB_MAX_VIPS]; /* per call: registry-usable EWMA load per VIP */
 	double vip_w[LB_MAX_VIPS];   /* ... and weight */
+	/* Per VIP: a digest of its usable memberships (id, generation, weight)
+	 * at the latest window, and at this one; a change re-bases its loads. */
+	uint64_t vip_sig[LB_MAX_VIPS];
+	uint64_t vip_sig_now[LB_MAX_VIPS];
 };
 
 static inline double
