@@ -439,8 +439,23 @@ membership_digest(const struct lb_backend *b, uint32_t id)
 	return x ^ (x >> 29);
 }
 
+/* LB_HOT_STEP_Z^2 times the sampling variance of a load x: a count of x packets
+ * is about Poisson (variance x), in load units times the VIP's units per
+ * packet. */
+static double
+step_z2(const struct lb_hotkey *h, const struct lb_backend *b, double x, const uint64_t *vip_total)
+{
+	double u = 1;
+
+	if (vip_total != NULL && b->vip_id < LB_MAX_VIPS && vip_total[b->vip_id] > 0 &&
+	    h->vip_sum[b->vip_id] > 0)
+		u = h->vip_sum[b->vip_id] / (double)vip_total[b->vip_id];
+	return LB_HOT_STEP_Z * LB_HOT_STEP_Z * (x > 1 ? x : 1) * u;
+}
+
 void
-lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load)
+lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
+                         const uint64_t *vip_total)
 {
 	double a = h->p.ewma_alpha;
 	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
@@ -456,10 +471,30 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS)
 			h->vip_sig_now[b->vip_id] += membership_digest(b, id);
 	}
+	/* Each VIP's load this window (vip_sum) and smoothed (vip_w), as scratch
+	 * until lb_hot_plan_hosts() recomputes both. The cap scales with the VIP's
+	 * average, so a change of the VIP's whole volume (its rate, or a window a
+	 * little longer than the last) moves a load and its cap together: noise is
+	 * a load's deviation from its smoothed load scaled to this window's volume.
+	 * The VIP's units per packet (1 for packets, the mean size for bytes) set
+	 * the sampling noise floor of a load. */
+	memset(h->vip_sum, 0, sizeof(h->vip_sum));
+	memset(h->vip_w, 0, sizeof(h->vip_w));
+	for (uint32_t id = 0; load != NULL && id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+
+		if (b->gen != 0 && b->vip_id < LB_MAX_VIPS && h->load_gen[id] == b->gen) {
+			h->vip_sum[b->vip_id] += (double)load[id];
+			h->vip_w[b->vip_id] += h->load[id];
+		}
+	}
 	for (uint32_t id = 0; id < n; id++) {
 		const struct lb_backend *b = &s->backends[id];
 		uint16_t gen = b->gen;
 		double x = load != NULL ? (double)load[id] : 0, d = x - h->load[id];
+
+		if (b->vip_id < LB_MAX_VIPS && h->vip_w[b->vip_id] > 0)
+			d = x - h->load[id] * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
 
 		if (gen == 0) {
 			h->load[id] = 0;
@@ -470,6 +505,10 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		} else if (b->vip_id < LB_MAX_VIPS &&
 		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
 			h->load[id] = x;
+		} else if (d * d > step_z2(h, b, x, vip_total) +
+		                           LB_HOT_STEP_Z * LB_HOT_STEP_Z * h->var[id]) {
+			h->load[id] = x; /* a step in the traffic mix: not noise */
+			h->stepped[id] = h->stamp;
 		} else {
 			h->load[id] = a * x + (1 - a) * h->load[id];
 			h->var[id] = a * d * d + (1 - a) * h->var[id];

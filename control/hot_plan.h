@@ -78,9 +78,12 @@ void lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t 
 /**
  * Fold this window's per-backend loads (s->n_backends entries; NULL: all 0)
  * into the EWMAs. A new membership starts from its first window; ids beyond the
- * registry are forgotten.
+ * registry are forgotten. vip_total: this window's packets per VIP (NULL:
+ * loads are taken as packets); a deviation beyond LB_HOT_STEP_Z times the
+ * sampling noise of the count plus the measured noise is a step in the traffic
+ * mix: the load restarts from this window and the noise estimate keeps it out.
  */
 void lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s,
-                              const uint64_t *load);
+                              const uint64_t *load, const uint64_t *vip_total);
 
 #endif /* LB_HOT_PLAN_H */

@@ -87,6 +87,7 @@ lb_hotkey_create(const struct lb_hot_params *p)
 	h->load_gen = calloc(LB_HOT_N_IDS, sizeof(*h->load_gen));
 	h->usable = calloc(LB_HOT_N_IDS, sizeof(*h->usable));
 	h->scanned = calloc(LB_HOT_N_IDS, sizeof(*h->scanned));
+	h->stepped = calloc(LB_HOT_N_IDS, sizeof(*h->stepped));
 	h->mark = calloc(LB_HOT_N_IDS, sizeof(*h->mark));
 	h->pref = calloc(LB_HOT_N_IDS, sizeof(*h->pref));
 	h->proj = calloc(LB_HOT_N_IDS, sizeof(*h->proj));
@@ -102,10 +103,10 @@ lb_hotkey_create(const struct lb_hot_params *p)
 	h->host_index = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_index));
 	h->host_stamp = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_stamp));
 	if (h->load == NULL || h->load_gen == NULL || h->usable == NULL || h->scanned == NULL ||
-	    h->mark == NULL || h->pref == NULL || h->proj == NULL || h->taken == NULL ||
-	    h->ranks == NULL || h->var == NULL || h->host == NULL || h->host_load == NULL ||
-	    h->host_fair == NULL || h->host_var == NULL || h->head == NULL || h->heads == NULL ||
-	    h->host_index == NULL || h->host_stamp == NULL) {
+	    h->stepped == NULL || h->mark == NULL || h->pref == NULL || h->proj == NULL ||
+	    h->taken == NULL || h->ranks == NULL || h->var == NULL || h->host == NULL ||
+	    h->host_load == NULL || h->host_fair == NULL || h->host_var == NULL ||
+	    h->head == NULL || h->heads == NULL || h->host_index == NULL || h->host_stamp == NULL) {
 		lb_hotkey_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -122,6 +123,7 @@ lb_hotkey_free(struct lb_hotkey *h)
 	free(h->load_gen);
 	free(h->usable);
 	free(h->scanned);
+	free(h->stepped);
 	free(h->mark);
 	free(h->pref);
 	free(h->proj);
@@ -320,7 +322,9 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 
 /*
  * Re-plan override pos if a replica is unusable (at once), a replica or its
- * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows (unless the
+ * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows, or in this
+ * one with the key's latest load LB_HOT_SHRINK_MARGIN times what the latest
+ * plan was sized for (unless the
  * last plan already could not hold it and the key's load has not grown by
  * LB_HOT_SHRINK_MARGIN since), an operator's r differs, or fewer replicas
  * would hold the cap with the key's load times LB_HOT_SHRINK_MARGIN. With
@@ -360,7 +364,12 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 			replan = true;
 		else if (fixed)
 			replan = (st->pin_r < vi->n ? st->pin_r : vi->n) != o->n_replicas;
-		if (!replan && !fixed && st->over_windows >= LB_HOT_PERSIST_WINDOWS &&
+		/* A plan sized for a key LB_HOT_SHRINK_MARGIN times smaller than it
+		 * is now (a key still arriving when it was promoted) is stale, not
+		 * noisy: over the cap, it re-plans without waiting. */
+		if (!replan && !fixed &&
+		    (st->over_windows >= LB_HOT_PERSIST_WINDOWS ||
+		     (over && o->share * vi->sum_ewma > st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
 		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 			replan = true;
 		if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
@@ -417,10 +426,12 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	o->share = p;
 	o->since_window = window;
 	st->share_ewma = p;
-	/* What the home's EWMA holds of this key, as far as the share tells. */
-	st->key_load = p * vi->sum_ewma;
-	st->fresh = true;
+	/* What the home's EWMA holds of this key, as far as the share tells (all
+	 * of this window's if the home's load restarted at a step). */
 	home = lb_maglev_pick(s, v, key_hash);
+	st->key_load = home < LB_HOT_N_IDS && h->stepped[home] == h->stamp ? p * vi->sum_raw
+	                                                                   : p * vi->sum_ewma;
+	st->fresh = true;
 	n = lb_hot_plan_choose(h, s, v, vi, key_hash, r, p * vi->sum_ewma, &home,
 	                       home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, &res);
 	if (n == 0)
@@ -449,7 +460,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 
 	begin_call(h, s);
 	h->last_window = window;
-	lb_hot_plan_update_loads(h, s, load);
+	lb_hot_plan_update_loads(h, s, load, vip_total);
 	lb_hot_plan_hosts(h, s);
 	for (uint32_t i = 0; i < h->n_ov; i++) {
 		h->st[i].seen = 0;
@@ -539,6 +550,14 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		st->share_ewma = p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
 		st->key_load =
 		        p->ewma_alpha * share * vi->sum_raw + (1 - p->ewma_alpha) * st->key_load;
+		/* A replica whose load restarted at a step holds all of this
+		 * window's part of the key, not a smoothed one. */
+		for (uint16_t j = 0; j < o->n_replicas; j++)
+			if (o->replicas[j] < LB_HOT_N_IDS &&
+			    h->stepped[o->replicas[j]] == h->stamp) {
+				st->key_load = share * vi->sum_raw;
+				break;
+			}
 		o->low_windows = share < p->threshold_low ? o->low_windows + 1 : 0;
 		if (!o->pinned && o->low_windows >= p->demote_windows) {
 			lb_hot_events_add(h, LB_HOT_EV_DEMOTE, window, o);

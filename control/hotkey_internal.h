@@ -49,6 +49,11 @@ enum lb_hot_event_type {
  * when planning, on top of the relative margin. */
 #define LB_HOT_NOISE_Z 2.0
 
+/* A window's load this many standard deviations (its count's sampling noise
+ * plus the measured noise) from the smoothed load is a step in the traffic
+ * mix (a key arriving or leaving), not noise: the load restarts from it. */
+#define LB_HOT_STEP_Z 4.0
+
 /* Shrinking r is allowed only to a level that would still hold the cap if the
  * share grew by this factor (the dead band that keeps r from oscillating);
  * a plan that could not hold the cap is redone for load only once the key's
@@ -98,7 +103,7 @@ struct lb_hot_ov_state {
 	bool fresh;            /* promoted this window: already planned */
 	bool capped;           /* the last plan could not hold the cap */
 	uint32_t over_windows; /* consecutive windows with a replica over the cap */
-	double capped_load;    /* key load the capped plan was made for */
+	double capped_load;    /* key load the latest plan was made for */
 	double peak;           /* projected peak/average of the last plan */
 };
 
@@ -161,6 +166,7 @@ struct lb_hotkey {
 	double *heads;        /* scratch: headrooms sorted */
 	uint64_t *usable;     /* == stamp: in its VIP's table and active (this call) */
 	uint64_t *scanned;    /* == stamp: already met in its VIP's table scan */
+	uint64_t *stepped;    /* == stamp: its load restarted at a step this window */
 	uint64_t *mark;       /* == mark_stamp: carries the key being planned */
 	uint64_t mark_stamp;
 	uint32_t n_known;     /* ids below this may hold an EWMA */
