@@ -525,13 +525,82 @@ test_infeasible_reported(void **state)
 	model_fini(&m);
 }
 
+/* --- a step in the traffic mix -------------------------------------------------- */
+
+/* hot.margin's default (docs/operations.md). */
+#define DEFAULT_MARGIN 0.05
+
+/* The planner's rule for even other traffic, computed here: the fewest r whose
+ * replicas, each carrying the others' (1 - p) / N plus p / r of the key, stay
+ * under c (1 - margin) / N less slack (in units of the average):
+ * r = ceil(N p / (c (1 - margin) - 1 + p - slack)). */
+static uint32_t
+model_r(uint32_t n, double p, double c, double margin, double slack)
+{
+	double x = n * p / (c * (1 - margin) - 1 + p - slack);
+	uint32_t r = (uint32_t)x;
+
+	if ((double)r < x - 1e-9)
+		r++;
+	return r > n ? n : r;
+}
+
+/* N = 8, 10^5 packets per window drawn binomially, 20 windows of even other
+ * traffic, then a key arrives with half of the packets in one window: every
+ * backend's load steps (the key's home up, every other one halved). The step
+ * is not noise: promoted in that window with r = ceil(8 p / (c (1 - 0.05) - 1
+ * + p)) = 6 by the model (up to 7 for 3 standard deviations of the window's
+ * binomial counts and the sketch's 1-in-16 sample), feasible, under the cap. */
+static void
+test_step_is_not_noise(void **state)
+{
+	static const uint32_t w0[] = {1, 1, 1, 1, 1, 1, 1, 1, 0};
+	const uint32_t *ws[] = {w0};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	const struct lb_hot_override *o;
+	struct model m;
+	double T = 100000, q = 0.5, avg = T / 8, sd_k, sd_b;
+	uint32_t r_lo, r_hi;
+
+	(void)state;
+	model_init(&m, cfg_weighted(1, ws), &p);
+	m.noisy = true;
+	m.T[0] = (uint64_t)T;
+	for (int w = 0; w < 20; w++)
+		assert_false(model_step(&m));
+	m.k[m.n_keys++] =
+	        (struct mkey){.vip = 0, .hash = key_homed_on(&m, 0, 0), .p = q, .reported = true};
+	assert_true(model_step(&m));
+	o = find_ov(m.h, 0, m.k[0].hash);
+	assert_non_null(o);
+	/* The sketch's share: a 1-in-16 sample of q T packets; a base load: a
+	 * binomial count of (1 - q) avg, both relative to the average. */
+	sd_k = root(16.0 * q * T) / T;
+	sd_b = root((1 - q) * avg) / avg;
+	r_lo = model_r(8, q - 3 * sd_k, C_CAP, DEFAULT_MARGIN, 0);
+	r_hi = model_r(8, q + 3 * sd_k, C_CAP, DEFAULT_MARGIN, 3 * sd_b);
+	printf("  a key of p = %.2f arriving in one window: r = %u (model %u..%u), infeasible "
+	       "%llu\n",
+	       q, o->n_replicas, r_lo, r_hi, (unsigned long long)counter(m.h, "infeasible"));
+	assert_int_equal(counter(m.h, "infeasible"), 0);
+	assert_true(o->n_replicas >= r_lo && o->n_replicas <= r_hi);
+	for (int w = 0; w < 10; w++)
+		model_step(&m);
+	assert_int_equal(counter(m.h, "infeasible"), 0);
+	assert_true(expected_peak(&m, 0) <= C_CAP + 1e-9);
+	model_fini(&m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_churn_under_noise),   cmocka_unit_test(test_weights_per_unit),
-	        cmocka_unit_test(test_joint_three_keys),    cmocka_unit_test(test_shared_hosts),
+	        cmocka_unit_test(test_churn_under_noise),
+	        cmocka_unit_test(test_weights_per_unit),
+	        cmocka_unit_test(test_joint_three_keys),
+	        cmocka_unit_test(test_shared_hosts),
 	        cmocka_unit_test(test_infeasible_reported),
+	        cmocka_unit_test(test_step_is_not_noise),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
