@@ -591,6 +591,52 @@ test_step_is_not_noise(void **state)
 	model_fini(&m);
 }
 
+/* The same VIP, the key arriving over two windows: p = 0.04 in the first (its
+ * home over the cap: promoted with few replicas), 0.5 from the next. The plan
+ * is stale (sized for a key over 1.25 times smaller), not noisy: re-planned in
+ * that next window, not after 3 windows over the cap, with r by the model. */
+static void
+test_growing_key_replans_at_once(void **state)
+{
+	static const uint32_t w0[] = {1, 1, 1, 1, 1, 1, 1, 1, 0};
+	const uint32_t *ws[] = {w0};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	const struct lb_hot_override *o;
+	struct model m;
+	double T = 100000, q = 0.5, avg = T / 8, sd_k, sd_b;
+	uint32_t r_lo, r_hi, r0;
+
+	(void)state;
+	model_init(&m, cfg_weighted(1, ws), &p);
+	m.noisy = true;
+	m.T[0] = (uint64_t)T;
+	for (int w = 0; w < 20; w++)
+		assert_false(model_step(&m));
+	m.k[m.n_keys++] = (struct mkey){
+	        .vip = 0, .hash = key_homed_on(&m, 0, 0), .p = 0.04, .reported = true};
+	assert_true(model_step(&m));
+	o = find_ov(m.h, 0, m.k[0].hash);
+	assert_non_null(o);
+	r0 = o->n_replicas;
+	m.k[0].p = q;
+	assert_true(model_step(&m));
+	assert_int_equal(counter(m.h, "replans"), 1);
+	o = find_ov(m.h, 0, m.k[0].hash);
+	sd_k = root(16.0 * q * T) / T;
+	sd_b = root((1 - q) * avg) / avg;
+	r_lo = model_r(8, q - 3 * sd_k, C_CAP, DEFAULT_MARGIN, 0);
+	r_hi = model_r(8, q + 3 * sd_k, C_CAP, DEFAULT_MARGIN, 3 * sd_b);
+	printf("  a key growing from 0.04 to %.2f: r = %u, then %u in the next window (model "
+	       "%u..%u)\n",
+	       q, r0, o->n_replicas, r_lo, r_hi);
+	assert_true(r0 < r_lo);
+	assert_true(o->n_replicas >= r_lo && o->n_replicas <= r_hi);
+	for (int w = 0; w < 10; w++)
+		model_step(&m);
+	assert_true(expected_peak(&m, 0) <= C_CAP + 1e-9);
+	model_fini(&m);
+}
+
 int
 main(void)
 {
@@ -601,6 +647,7 @@ main(void)
 	        cmocka_unit_test(test_shared_hosts),
 	        cmocka_unit_test(test_infeasible_reported),
 	        cmocka_unit_test(test_step_is_not_noise),
+	        cmocka_unit_test(test_growing_key_replans_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
