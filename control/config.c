@@ -344,6 +344,29 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	return parse_vlan(c, json_object_get(o, "vlan"), e);
 }
 
+/* The hot-key planner's knobs of the hot object (docs/operations.md). */
+static int
+parse_hot_planner(struct ctx *c, const json_t *o, struct lb_config *cfg)
+{
+	uint64_t u = cfg->hot.demote_windows;
+	int rc;
+
+	if ((rc = get_real(c, "hot", o, "margin", 0.0, 0.5, &cfg->hot.margin)) != 0)
+		return rc;
+	if ((rc = get_real(c, "hot", o, "ewma_alpha", 0.01, 1.0, &cfg->hot.ewma_alpha)) != 0)
+		return rc;
+	if ((rc = get_uint(c, "hot", o, "demote_windows", 1, 1000, &u, 0)) != 0)
+		return rc;
+	cfg->hot.demote_windows = (uint32_t)u;
+	if ((rc = get_real(c, "hot", o, "threshold_low", 1e-6, 1.0, &cfg->hot.threshold_low)) != 0)
+		return rc;
+	if (json_object_get(o, "threshold_low") != NULL &&
+	    cfg->hot.threshold_low > cfg->hot.threshold)
+		return fail(c, "hot.threshold_low", "%g is above hot.threshold %g",
+		            cfg->hot.threshold_low, cfg->hot.threshold);
+	return 0;
+}
+
 static int
 parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 {
@@ -351,8 +374,9 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	static const char *const flow_keys[] = {
 	        "capacity",        "tcp_idle_ms",   "udp_idle_ms",    "syn_idle_ms",
 	        "closing_idle_ms", "new_flow_rate", "new_flow_burst", NULL};
-	static const char *const hot_keys[] = {"enabled", "window_ms", "threshold", "epsilon",
-	                                       "weight",  "sample",    NULL};
+	static const char *const hot_keys[] = {
+	        "enabled", "window_ms",  "threshold",      "epsilon",       "weight", "sample",
+	        "margin",  "ewma_alpha", "demote_windows", "threshold_low", NULL};
 	static const char *const icmp_keys[] = {"rate_per_sec", "burst", NULL};
 	const char *seed = NULL;
 	json_t *o;
@@ -449,6 +473,10 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	cfg->hot.epsilon = 0.25;
 	cfg->hot.weight = LB_HOT_WEIGHT_PACKETS;
 	cfg->hot.sample = LB_HOT_SAMPLE_AUTO;
+	cfg->hot.threshold_low = 0; /* threshold / 2 unless given */
+	cfg->hot.demote_windows = 5;
+	cfg->hot.ewma_alpha = 0.5;
+	cfg->hot.margin = 0.05;
 	if ((rc = get_obj(c, "", root, "hot", &o)) != 0)
 		return rc;
 	if (o != NULL) {
@@ -466,7 +494,11 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 			return rc;
 		if ((rc = lb_config_hot_policy_from_json(o, cfg, c->err, c->errlen)) != 0)
 			return rc;
+		if ((rc = parse_hot_planner(c, o, cfg)) != 0)
+			return rc;
 	}
+	if (cfg->hot.threshold_low == 0)
+		cfg->hot.threshold_low = cfg->hot.threshold / 2;
 	return 0;
 }
 

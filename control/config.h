@@ -87,6 +87,10 @@ struct lb_config {
 		double epsilon;
 		uint8_t weight; /* LB_HOT_WEIGHT_PACKETS or _BYTES: sketch and loads alike */
 		int8_t sample;  /* sampling shift 0..LB_HOT_SAMPLE_MAX, or LB_HOT_SAMPLE_AUTO */
+		double threshold_low;    /* demote below this (default threshold / 2) */
+		uint32_t demote_windows; /* ... for this many windows (default 5) */
+		double ewma_alpha;       /* weight of the newest window (default 0.5) */
+		double margin;           /* plans stay this fraction under the cap (default 0.05) */
 	} hot;
 	uint32_t n_vips;
 	struct lb_cfg_vip *vips;

@@ -126,11 +126,14 @@ lb_config_to_json(const struct lb_config *cfg)
 	         json_pack("{s:i, s:i}", "rate_per_sec", (json_int_t)cfg->icmp.rate_per_sec,
 	                   "burst", (json_int_t)cfg->icmp.burst)) &&
 	     set(root, "hot",
-	         json_pack("{s:b, s:i, s:f, s:f, s:s, s:o}", "enabled", cfg->hot.enabled,
-	                   "window_ms", (json_int_t)cfg->hot.window_ms, "threshold",
-	                   cfg->hot.threshold, "epsilon", cfg->hot.epsilon, "weight",
+	         json_pack("{s:b, s:i, s:f, s:f, s:s, s:o, s:f, s:f, s:i, s:f}", "enabled",
+	                   cfg->hot.enabled, "window_ms", (json_int_t)cfg->hot.window_ms,
+	                   "threshold", cfg->hot.threshold, "epsilon", cfg->hot.epsilon, "weight",
 	                   lb_config_hot_weight_names[cfg->hot.weight], "sample",
-	                   lb_config_hot_sample_json(cfg->hot.sample))) &&
+	                   lb_config_hot_sample_json(cfg->hot.sample), "margin", cfg->hot.margin,
+	                   "ewma_alpha", cfg->hot.ewma_alpha, "demote_windows",
+	                   (json_int_t)cfg->hot.demote_windows, "threshold_low",
+	                   cfg->hot.threshold_low)) &&
 	     set(root, "vips", json_incref(vips));
 	json_decref(vips);
 	if (!ok) {

@@ -267,9 +267,10 @@ hot_params_json(const struct lb_hot_window *hw)
 	struct lb_hot_params hp;
 
 	lb_hotkey_get_params(hw->hot, &hp);
-	return json_pack("{s:f, s:f, s:f, s:i, s:i}", "threshold", hp.threshold, "threshold_low",
-	                 hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
-	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)hw->window_ms);
+	return json_pack("{s:f, s:f, s:f, s:i, s:i, s:f, s:f}", "threshold", hp.threshold,
+	                 "threshold_low", hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
+	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)hw->window_ms,
+	                 "margin", hp.margin > 0 ? hp.margin : 0.0, "ewma_alpha", hp.ewma_alpha);
 }
 
 static json_t *
@@ -377,6 +378,10 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 		hp.epsilon = json_number_value(v);
 	if ((v = json_object_get(params, "demote_windows")) != NULL)
 		hp.demote_windows = (uint32_t)json_integer_value(v);
+	if ((v = json_object_get(params, "margin")) != NULL)
+		hp.margin = json_number_value(v) > 0 ? json_number_value(v) : -1; /* 0: none */
+	if ((v = json_object_get(params, "ewma_alpha")) != NULL)
+		hp.ewma_alpha = json_number_value(v);
 	rc = lb_hotkey_set_params(hw->hot, &hp);
 	if (rc != 0) {
 		snprintf(err, errlen,

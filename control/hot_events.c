@@ -9,7 +9,8 @@
 
 #include "hot_events.h"
 
-static const char *const ev_names[] = {"promote", "demote", "replan", "pin", "unpin", "drop"};
+static const char *const ev_names[] = {"promote", "demote", "replan",    "pin",
+                                       "unpin",   "drop",   "infeasible"};
 
 void
 lb_hot_events_add(struct lb_hotkey *h, enum lb_hot_event_type type, uint64_t window,
@@ -23,6 +24,7 @@ lb_hot_events_add(struct lb_hotkey *h, enum lb_hot_event_type type, uint64_t win
 	e->vip_id = o->vip_id;
 	e->replicas = o->n_replicas;
 	e->type = (uint8_t)type;
+	e->peak = 0;
 	h->ev_next = (h->ev_next + 1) % LB_HOT_MAX_EVENTS;
 	if (h->ev_n < LB_HOT_MAX_EVENTS)
 		h->ev_n++;
@@ -41,14 +43,16 @@ lb_hotkey_events_json(const struct lb_hotkey *h)
 	for (uint32_t k = 0; k < h->ev_n; k++) {
 		const struct lb_hot_event *e = &h->ev[(first + k) % LB_HOT_MAX_EVENTS];
 		char hash[24];
+		json_t *j;
 
 		/* As a hex string: JSON numbers above 2^53 do not survive most parsers. */
 		snprintf(hash, sizeof(hash), "0x%016" PRIx64, e->key_hash);
-		if (json_array_append_new(
-		            arr, json_pack("{s:I, s:s, s:i, s:s, s:f, s:i}", "window",
-		                           (json_int_t)e->window, "event", ev_names[e->type],
-		                           "vip_id", (int)e->vip_id, "key_hash", hash, "share",
-		                           e->share, "replicas", (int)e->replicas)) != 0) {
+		j = json_pack("{s:I, s:s, s:i, s:s, s:f, s:i}", "window", (json_int_t)e->window,
+		              "event", ev_names[e->type], "vip_id", (int)e->vip_id, "key_hash",
+		              hash, "share", e->share, "replicas", (int)e->replicas);
+		if (j != NULL && e->type == LB_HOT_EV_INFEASIBLE)
+			json_object_set_new(j, "peak", json_real(e->peak));
+		if (json_array_append_new(arr, j) != 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -66,11 +70,12 @@ lb_hotkey_counters_json(const struct lb_hotkey *h)
 		pinned += h->ov[i].pinned;
 	for (uint32_t i = 0; i < h->n_rep; i++)
 		elephants += h->rep[i].kind == LB_HOT_KIND_ELEPHANT;
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "promotions",
 	              (json_int_t)h->promotions, "demotions", (json_int_t)h->demotions, "replans",
 	              (json_int_t)h->replans, "dropped", (json_int_t)h->dropped, "table_full",
-	              (json_int_t)h->table_full, "active", (json_int_t)h->n_ov, "pinned",
-	              (json_int_t)pinned, "windows_missed", (json_int_t)h->windows_missed);
+	              (json_int_t)h->table_full, "infeasible", (json_int_t)h->infeasible, "active",
+	              (json_int_t)h->n_ov, "pinned", (json_int_t)pinned, "windows_missed",
+	              (json_int_t)h->windows_missed);
 	/* The keys listed without an override (report VIPs, elephants). */
 	if (o != NULL &&
 	    (json_object_set_new(o, "reported", json_integer(h->n_rep - elephants)) != 0 ||

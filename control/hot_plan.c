@@ -29,11 +29,6 @@
  * window. */
 #define LOAD_QUANTUM 1e-6
 
-/* Shrinking r is allowed only to a level that would still hold the cap if the
- * smoothed share grew by this factor: the dead band that keeps r from
- * oscillating when the share wanders around the boundary between two r. */
-#define SHRINK_MARGIN 1.25
-
 /* r = ceil(x) but x within this of an integer counts as that integer, so
  * N p / (c - 1 + p) = 40.000000000000007 gives 40, not 41. */
 #define CEIL_TOLERANCE 1e-9
@@ -98,14 +93,17 @@ lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v, uint64
 /* --- the usable backends and the cap -------------------------------------- */
 
 static bool
+registry_usable(const struct lb_snapshot *s, uint16_t id)
+{
+	const struct lb_backend *b = &s->backends[id];
+
+	return b->gen != 0 && b->state == LB_BACKEND_ACTIVE && b->weight > 0;
+}
+
+static bool
 registry_active(const struct lb_snapshot *s, const struct lb_vip *v, uint16_t id)
 {
-	const struct lb_backend *b;
-
-	if (id >= s->n_backends)
-		return false;
-	b = &s->backends[id];
-	return b->gen != 0 && b->vip_id == v->id && b->state == LB_BACKEND_ACTIVE && b->weight > 0;
+	return id < s->n_backends && s->backends[id].vip_id == v->id && registry_usable(s, id);
 }
 
 const struct lb_hot_vip_info *
@@ -132,12 +130,15 @@ lb_hot_plan_vip_info(struct lb_hotkey *h, const struct lb_snapshot *s, const str
 			continue;
 		h->usable[id] = h->stamp;
 		vi->n++;
+		vi->sum_w += s->backends[id].weight;
 		vi->sum_ewma += h->load[id];
 		if (raw != NULL)
 			vi->sum_raw += (double)raw[id];
 	}
-	if (vi->n > 0)
+	if (vi->n > 0) {
 		vi->cap = (1 + h->p.epsilon) * vi->sum_ewma / vi->n;
+		vi->unit = vi->sum_ewma / vi->sum_w;
+	}
 	return vi;
 }
 
@@ -145,6 +146,146 @@ bool
 lb_hot_plan_usable(const struct lb_hotkey *h, uint16_t id)
 {
 	return id < LB_HOT_N_IDS && h->usable[id] == h->stamp;
+}
+
+/* --- hosts ---------------------------------------------------------------- */
+
+static uint32_t
+host_slot_of(const struct lb_backend *b)
+{
+	uint64_t x = (uint64_t)b->af * 0x9E3779B97F4A7C15ULL;
+
+	for (int i = 0; i < 16; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, (const uint8_t *)&b->addr + i, 8);
+		x = (x ^ w) * 0xff51afd7ed558ccdULL;
+		x ^= x >> 29;
+	}
+	return (uint32_t)(x >> 40) & (LB_HOT_HOST_SLOTS - 1);
+}
+
+static bool
+same_host(const struct lb_backend *a, const struct lb_backend *b)
+{
+	return a->af == b->af && memcmp(&a->addr, &b->addr, sizeof(a->addr)) == 0;
+}
+
+void
+lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
+{
+	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
+
+	memset(h->vip_sum, 0, sizeof(h->vip_sum));
+	memset(h->vip_w, 0, sizeof(h->vip_w));
+	for (uint32_t id = 0; id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+
+		if (!registry_usable(s, (uint16_t)id) || b->vip_id >= LB_MAX_VIPS)
+			continue;
+		h->vip_sum[b->vip_id] += h->load[id];
+		h->vip_w[b->vip_id] += b->weight;
+	}
+	for (uint32_t id = 0; id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+		uint32_t i;
+		uint16_t rep;
+
+		h->host[id] = (uint16_t)id;
+		if (b->gen == 0) {
+			h->host_load[id] = 0;
+			h->host_fair[id] = 0;
+			h->host_var[id] = 0;
+			continue;
+		}
+		for (i = host_slot_of(b);; i = (i + 1) & (LB_HOT_HOST_SLOTS - 1)) {
+			if (h->host_stamp[i] != h->stamp) {
+				h->host_stamp[i] = h->stamp;
+				h->host_index[i] = id + 1;
+				rep = (uint16_t)id;
+				h->host_load[rep] = 0;
+				h->host_fair[rep] = 0;
+				h->host_var[rep] = 0;
+				break;
+			}
+			if (same_host(&s->backends[h->host_index[i] - 1], b)) {
+				rep = (uint16_t)(h->host_index[i] - 1);
+				break;
+			}
+		}
+		h->host[id] = rep;
+		h->host_load[rep] += h->load[id];
+		h->host_var[rep] += h->var[id];
+		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS &&
+		    h->vip_w[b->vip_id] > 0)
+			h->host_fair[rep] +=
+			        b->weight * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
+	}
+}
+
+/* --- caps ----------------------------------------------------------------- */
+
+double
+lb_hot_plan_cap(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                const struct lb_hot_vip_info *vi, uint16_t id)
+{
+	return (1 + h->p.epsilon) * s->backends[id].weight * vi->unit;
+}
+
+static double
+host_cap(const struct lb_hotkey *h, uint16_t id)
+{
+	return (1 + h->p.epsilon) * h->host_fair[h->host[id]];
+}
+
+bool
+lb_hot_plan_over(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                 const struct lb_hot_vip_info *vi, uint16_t id)
+{
+	double slack = 1 + LB_HOT_CAP_SLACK;
+
+	return h->load[id] > lb_hot_plan_cap(h, s, vi, id) * slack ||
+	       h->host_load[h->host[id]] > host_cap(h, id) * slack;
+}
+
+bool
+lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                 const struct lb_hot_vip_info *vi, uint16_t home, double k_plan, double part)
+{
+	double slack = 1 + LB_HOT_CAP_SLACK;
+	double base = h->load[home] - part, hbase = h->host_load[h->host[home]] - part;
+
+	return (base > 0 ? base : 0) + k_plan <= lb_hot_plan_cap(h, s, vi, home) * slack &&
+	       (hbase > 0 ? hbase : 0) + k_plan <= host_cap(h, home) * slack;
+}
+
+/* Square root by Newton's iteration (no libm in this library); x >= 0. */
+static double
+root(double x)
+{
+	double y = x > 1 ? x : 1;
+
+	if (!(x > 0))
+		return 0;
+	for (int i = 0; i < 64; i++) {
+		double n = 0.5 * (y + x / y);
+
+		if (!(n < y))
+			break;
+		y = n;
+	}
+	return y;
+}
+
+/* A limit less the margin: the relative margin, or Z standard deviations of
+ * the EWMA's noise (var is of one window; the EWMA's is a/(2-a) of it). */
+static double
+planned_limit(const struct lb_hotkey *h, double cap, double var)
+{
+	double a = h->p.ewma_alpha, m = h->p.margin > 0 ? h->p.margin * cap : 0;
+	double z = LB_HOT_NOISE_Z * root(var * a / (2 - a));
+
+	return cap - (z > m ? z : m);
 }
 
 /* --- planning ------------------------------------------------------------- */
@@ -159,22 +300,29 @@ rank_cmp(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
+static int
+desc_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
 uint16_t
 lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
-                   const struct lb_hot_vip_info *vi, uint64_t key_hash, uint32_t r, double k_plan,
-                   const uint16_t *cur, uint16_t n_cur, double part, uint16_t *out)
+                   const struct lb_hot_vip_info *vi, uint64_t key_hash, uint32_t r_fixed,
+                   double k_plan, const uint16_t *cur, uint16_t n_cur, double part, uint16_t *out,
+                   struct lb_hot_plan_result *res)
 {
-	double per, cap = vi->cap * (1 + LB_HOT_CAP_SLACK), quantum;
-	uint32_t np, n = 0, n_rest = 0;
+	uint32_t np, nu = 0, n = 0, n_rest = 0, r, maxr = vi->n;
+	double per, quantum, peak = 0;
+	bool feasible = true;
 	uint16_t n_out = 0;
 
-	if (r > vi->n)
-		r = vi->n;
-	if (r > LB_HOT_MAX_REPLICAS)
-		r = LB_HOT_MAX_REPLICAS;
-	if (r == 0)
+	if (maxr > LB_HOT_MAX_REPLICAS)
+		maxr = LB_HOT_MAX_REPLICAS;
+	if (maxr == 0 || !(vi->unit > 0 || k_plan >= 0))
 		return 0;
-	per = k_plan / r;
 	h->mark_stamp++;
 	for (uint16_t i = 0; i < n_cur; i++)
 		if (cur[i] < LB_HOT_N_IDS)
@@ -182,27 +330,58 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 	np = lb_hotkey_preference(s, v, key_hash, h->pref, (uint16_t)LB_HOT_N_IDS);
 	for (uint32_t j = 0; j < np; j++) {
 		uint16_t b = h->pref[j];
-		double base;
+		double own, base, hbase, hb, hh;
 
 		h->taken[j] = 0;
 		if (!lb_hot_plan_usable(h, b)) {
 			h->proj[j] = -1;
 			continue;
 		}
-		base = h->load[b] - (h->mark[b] == h->mark_stamp ? part : 0);
-		h->proj[j] = (base > 0 ? base : 0) + per;
-		if (n < r && h->proj[j] <= cap) {
+		own = h->mark[b] == h->mark_stamp ? part : 0;
+		base = h->load[b] - own;
+		hbase = h->host_load[h->host[b]] - own;
+		base = base > 0 ? base : 0;
+		hbase = hbase > 0 ? hbase : 0;
+		hb = planned_limit(h, lb_hot_plan_cap(h, s, vi, b), h->var[b]) - base;
+		hh = planned_limit(h, host_cap(h, b), h->host_var[h->host[b]]) - hbase;
+		h->head[j] = hb < hh ? hb : hh;
+		h->proj[j] = base; /* without the key, for now */
+		h->heads[nu++] = h->head[j];
+	}
+	if (nu == 0)
+		return 0;
+	if (maxr > nu)
+		maxr = nu;
+	if (r_fixed > 0) {
+		r = r_fixed < maxr ? r_fixed : maxr;
+	} else {
+		/* Water-filling: the fewest replicas whose headrooms all take an
+		 * equal part of the key. */
+		qsort(h->heads, nu, sizeof(*h->heads), desc_cmp);
+		for (r = 1; r <= maxr; r++)
+			if (k_plan / r <= h->heads[r - 1] * (1 + LB_HOT_CAP_SLACK))
+				break;
+		if (r > maxr) {
+			r = maxr;
+			feasible = false;
+		}
+	}
+	per = k_plan / r;
+	for (uint32_t j = 0; j < np && n < r; j++)
+		if (h->proj[j] >= 0 && per <= h->head[j] * (1 + LB_HOT_CAP_SLACK) + 1e-12) {
 			h->taken[j] = 1;
 			n++;
 		}
-	}
 	if (n < r) {
-		quantum = vi->sum_ewma / vi->n * LOAD_QUANTUM;
+		feasible = false;
+		quantum = vi->unit * LOAD_QUANTUM;
 		if (!(quantum > 0))
 			quantum = 1;
 		for (uint32_t j = 0; j < np; j++)
 			if (!h->taken[j] && h->proj[j] >= 0) {
-				h->ranks[n_rest].q = (int64_t)(h->proj[j] / quantum + 0.5);
+				double u = (h->proj[j] + per) / s->backends[h->pref[j]].weight;
+
+				h->ranks[n_rest].q = (int64_t)(u / quantum + 0.5);
 				h->ranks[n_rest].j = j;
 				n_rest++;
 			}
@@ -211,37 +390,22 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 			h->taken[h->ranks[i].j] = 1;
 	}
 	for (uint32_t j = 0; j < np; j++)
-		if (h->taken[j])
-			out[n_out++] = h->pref[j];
-	return n_out;
-}
+		if (h->taken[j]) {
+			uint16_t b = h->pref[j];
+			double q = vi->unit > 0
+			                   ? (h->proj[j] + per) / (s->backends[b].weight * vi->unit)
+			                   : 0;
 
-uint32_t
-lb_hot_plan_target_r(const struct lb_hotkey *h, uint32_t pos, uint32_t n_usable, bool over_cap)
-{
-	const struct lb_hot_override *o = &h->ov[pos];
-	const struct lb_hot_ov_state *st = &h->st[pos];
-	double c = 1 + h->p.epsilon;
-	uint32_t maxr = n_usable < LB_HOT_MAX_REPLICAS ? n_usable : LB_HOT_MAX_REPLICAS;
-	uint32_t cur = o->n_replicas < maxr ? o->n_replicas : maxr;
-	uint32_t up, down;
-
-	if (o->pinned && st->pin_r != 0)
-		return st->pin_r < maxr ? st->pin_r : maxr;
-	up = lb_hotkey_replicas(n_usable, st->share_ewma, c);
-	if (over_cap)
-		up = lb_hotkey_replicas(n_usable, lb_hot_dmax(o->share, st->share_ewma), c);
-	if (up > cur)
-		return up;
-	/* Shrink only if both this window's and the smoothed share, with the
-	 * margin, fit in fewer replicas: one quiet window alone never shrinks. */
-	if (o->low_windows == 0) {
-		down = lb_hotkey_replicas(n_usable,
-		                          lb_hot_dmax(o->share, st->share_ewma) * SHRINK_MARGIN, c);
-		if (down < cur)
-			return down;
+			peak = q > peak ? q : peak;
+			if (out != NULL)
+				out[n_out] = b;
+			n_out++;
+		}
+	if (res != NULL) {
+		res->feasible = feasible;
+		res->peak = peak;
 	}
-	return cur;
+	return n_out;
 }
 
 /* --- loads ---------------------------------------------------------------- */
@@ -252,36 +416,110 @@ lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_fro
 {
 	for (uint16_t i = 0; i < n_from; i++)
 		if (from[i] < LB_HOT_N_IDS) {
-			h->load[from[i]] -= part_from;
-			if (h->load[from[i]] < 0)
-				h->load[from[i]] = 0;
+			double d = h->load[from[i]] < part_from ? h->load[from[i]] : part_from;
+
+			h->load[from[i]] -= d;
+			h->host_load[h->host[from[i]]] -= d;
 		}
 	for (uint16_t i = 0; n_to > 0 && i < n_to; i++)
-		if (to[i] < LB_HOT_N_IDS)
+		if (to[i] < LB_HOT_N_IDS) {
 			h->load[to[i]] += key_load / n_to;
+			h->host_load[h->host[to[i]]] += key_load / n_to;
+		}
+}
+
+/* One usable membership's contribution to its VIP's digest. */
+static uint64_t
+membership_digest(const struct lb_backend *b, uint32_t id)
+{
+	uint64_t x = ((uint64_t)id << 32 | (uint64_t)b->gen << 16) ^
+	             (uint64_t)b->weight * 0x9E3779B97F4A7C15ULL;
+
+	x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 29);
+}
+
+/* LB_HOT_STEP_Z^2 times the sampling variance of a load x: a count of x packets
+ * is about Poisson (variance x), in load units times the VIP's units per
+ * packet. */
+static double
+step_z2(const struct lb_hotkey *h, const struct lb_backend *b, double x, const uint64_t *vip_total)
+{
+	double u = 1;
+
+	if (vip_total != NULL && b->vip_id < LB_MAX_VIPS && vip_total[b->vip_id] > 0 &&
+	    h->vip_sum[b->vip_id] > 0)
+		u = h->vip_sum[b->vip_id] / (double)vip_total[b->vip_id];
+	return LB_HOT_STEP_Z * LB_HOT_STEP_Z * (x > 1 ? x : 1) * u;
 }
 
 void
-lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load)
+lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
+                         const uint64_t *vip_total)
 {
 	double a = h->p.ewma_alpha;
 	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
 
+	/* A VIP whose usable set changed since the latest window (a backend
+	 * down, drained, re-weighted, added or removed) has its traffic spread
+	 * anew: the step is not noise and the old EWMA does not describe the new
+	 * spread, so its loads restart from this window and their noise is kept. */
+	memset(h->vip_sig_now, 0, sizeof(h->vip_sig_now));
 	for (uint32_t id = 0; id < n; id++) {
-		uint16_t gen = s->backends[id].gen;
-		double x = load != NULL ? (double)load[id] : 0;
+		const struct lb_backend *b = &s->backends[id];
 
-		if (gen == 0)
+		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS)
+			h->vip_sig_now[b->vip_id] += membership_digest(b, id);
+	}
+	/* Each VIP's load this window (vip_sum) and smoothed (vip_w), as scratch
+	 * until lb_hot_plan_hosts() recomputes both. The cap scales with the VIP's
+	 * average, so a change of the VIP's whole volume (its rate, or a window a
+	 * little longer than the last) moves a load and its cap together: noise is
+	 * a load's deviation from its smoothed load scaled to this window's volume.
+	 * The VIP's units per packet (1 for packets, the mean size for bytes) set
+	 * the sampling noise floor of a load. */
+	memset(h->vip_sum, 0, sizeof(h->vip_sum));
+	memset(h->vip_w, 0, sizeof(h->vip_w));
+	for (uint32_t id = 0; load != NULL && id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+
+		if (b->gen != 0 && b->vip_id < LB_MAX_VIPS && h->load_gen[id] == b->gen) {
+			h->vip_sum[b->vip_id] += (double)load[id];
+			h->vip_w[b->vip_id] += h->load[id];
+		}
+	}
+	for (uint32_t id = 0; id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+		uint16_t gen = b->gen;
+		double x = load != NULL ? (double)load[id] : 0, d = x - h->load[id];
+
+		if (b->vip_id < LB_MAX_VIPS && h->vip_w[b->vip_id] > 0)
+			d = x - h->load[id] * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
+
+		if (gen == 0) {
 			h->load[id] = 0;
-		else if (h->load_gen[id] != gen)
+			h->var[id] = 0;
+		} else if (h->load_gen[id] != gen) {
 			h->load[id] = x; /* a new membership starts from its first window */
-		else
+			h->var[id] = 0;
+		} else if (b->vip_id < LB_MAX_VIPS &&
+		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
+			h->load[id] = x;
+		} else if (d * d > step_z2(h, b, x, vip_total) +
+		                           LB_HOT_STEP_Z * LB_HOT_STEP_Z * h->var[id]) {
+			h->load[id] = x; /* a step in the traffic mix: not noise */
+			h->stepped[id] = h->stamp;
+		} else {
 			h->load[id] = a * x + (1 - a) * h->load[id];
+			h->var[id] = a * d * d + (1 - a) * h->var[id];
+		}
 		h->load_gen[id] = gen;
 	}
+	memcpy(h->vip_sig, h->vip_sig_now, sizeof(h->vip_sig));
 	/* Ids beyond the registry: forgotten, so a later reuse starts fresh. */
 	for (uint32_t id = n; id < h->n_known; id++) {
 		h->load[id] = 0;
+		h->var[id] = 0;
 		h->load_gen[id] = 0;
 	}
 	h->n_known = n;

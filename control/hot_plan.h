@@ -28,28 +28,45 @@ const struct lb_hot_vip_info *lb_hot_plan_vip_info(struct lb_hotkey *h, const st
 bool lb_hot_plan_usable(const struct lb_hotkey *h, uint16_t id);
 
 /**
- * Choose r replicas for a key. cur/n_cur are the backends that carry the key
- * now (its replicas, or its Maglev home before promotion) with part load units
- * each. A backend qualifies if its load without the key plus k_plan / r stays
- * under the cap; qualifying backends are taken in preference order. If fewer
- * than r qualify, the rest are the least loaded (projected) of the remaining
- * ones, ties in preference order: the cap cannot be held, so spread the excess
- * where it hurts least. Output in preference order. @return the count (>= 1
- * when the VIP has a usable backend).
+ * The per-call host figures (every backend address over all VIPs): load, fair
+ * load (each membership's weight times its VIP's average per unit of weight)
+ * and noise. O(n_backends); call after lb_hot_plan_update_loads() in the same
+ * call (h->stamp).
+ */
+void lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s);
+
+/** Backend id's cap: c times its weight times the VIP's average per unit of weight. */
+double lb_hot_plan_cap(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                       const struct lb_hot_vip_info *vi, uint16_t id);
+
+/** Whether backend id, or its host over every VIP, is above its cap now. */
+bool lb_hot_plan_over(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                      const struct lb_hot_vip_info *vi, uint16_t id);
+
+/**
+ * Whether a key of load k_plan fits on backend home alone under the cap (no
+ * margin), its host included; part: what home's load holds of the key now.
+ */
+bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                      const struct lb_hot_vip_info *vi, uint16_t home, double k_plan, double part);
+
+/**
+ * Choose replicas for a key of load k_plan. cur/n_cur are the backends that
+ * carry it now with part load units each. Each backend's headroom is its cap
+ * (and its host's) less the margin (hot.margin, or 2 standard deviations of
+ * its measured noise if larger) less its load without the key. r_fixed > 0
+ * asks for that many; 0 takes the smallest r with r backends of headroom >=
+ * k_plan / r (water-filling over what the VIP's other keys already hold).
+ * Backends with that headroom are taken in preference order; if fewer than r
+ * have it, the rest are those of least projected load per unit of weight, ties
+ * in preference order. Output in preference order; out NULL only counts.
+ * res (may be NULL): feasible, and the projected peak/average. @return the count.
  */
 uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             const struct lb_vip *v, const struct lb_hot_vip_info *vi,
-                            uint64_t key_hash, uint32_t r, double k_plan, const uint16_t *cur,
-                            uint16_t n_cur, double part, uint16_t *out);
-
-/**
- * The replica count override pos should have over n_usable backends (over_cap:
- * a replica is above the cap). An operator's r wins; growth is immediate (the
- * cap is at stake); shrinking waits for a dead band and never happens while the
- * key counts down to demotion.
- */
-uint32_t lb_hot_plan_target_r(const struct lb_hotkey *h, uint32_t pos, uint32_t n_usable,
-                              bool over_cap);
+                            uint64_t key_hash, uint32_t r_fixed, double k_plan, const uint16_t *cur,
+                            uint16_t n_cur, double part, uint16_t *out,
+                            struct lb_hot_plan_result *res);
 
 /**
  * Move the key's estimated traffic from the backends that carried it (part_from
@@ -61,9 +78,12 @@ void lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t 
 /**
  * Fold this window's per-backend loads (s->n_backends entries; NULL: all 0)
  * into the EWMAs. A new membership starts from its first window; ids beyond the
- * registry are forgotten.
+ * registry are forgotten. vip_total: this window's packets per VIP (NULL:
+ * loads are taken as packets); a deviation beyond LB_HOT_STEP_Z times the
+ * sampling noise of the count plus the measured noise is a step in the traffic
+ * mix: the load restarts from this window and the noise estimate keeps it out.
  */
 void lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s,
-                              const uint64_t *load);
+                              const uint64_t *load, const uint64_t *vip_total);
 
 #endif /* LB_HOT_PLAN_H */

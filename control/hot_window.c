@@ -34,10 +34,11 @@ params_of(const struct lb_config *cfg, struct lb_hot_params *hp)
 {
 	*hp = (struct lb_hot_params){
 	        .threshold = cfg->hot.threshold,
-	        .threshold_low = cfg->hot.threshold / 2,
-	        .demote_windows = 5,
+	        .threshold_low = cfg->hot.threshold_low,
+	        .demote_windows = cfg->hot.demote_windows,
 	        .epsilon = cfg->hot.epsilon,
-	        .ewma_alpha = 0.5,
+	        .ewma_alpha = cfg->hot.ewma_alpha,
+	        .margin = cfg->hot.margin > 0 ? cfg->hot.margin : -1, /* 0: none */
 	};
 }
 
@@ -127,15 +128,12 @@ lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char
 int
 lb_hot_window_configure(struct lb_hot_window *hw, const struct lb_config *cfg)
 {
-	struct lb_hot_params hp, cur;
+	struct lb_hot_params hp;
 	int rc;
 
 	if (hw->hot == NULL)
 		return 0;
-	lb_hotkey_get_params(hw->hot, &cur);
 	params_of(cfg, &hp);
-	hp.demote_windows = cur.demote_windows;
-	hp.ewma_alpha = cur.ewma_alpha;
 	rc = lb_hotkey_set_params(hw->hot, &hp);
 	if (rc == 0)
 		hw->window_ms = cfg->hot.window_ms;

@@ -31,6 +31,8 @@
 #define DEFAULT_DEMOTE_WINDOWS 5
 #define DEFAULT_EPSILON 0.25
 #define DEFAULT_ALPHA 0.5
+#define DEFAULT_MARGIN 0.05
+#define MAX_MARGIN 0.5
 #define MAX_EPSILON 1000.0 /* beyond this the cap means nothing; a typo, not a policy */
 
 /* --- parameters ---------------------------------------------------------- */
@@ -45,7 +47,7 @@ params_resolve(const struct lb_hot_params *in, struct lb_hot_params *out)
 	/* The comparisons are written so that NaN fails them. */
 	if (!(p.threshold >= 0 && p.threshold <= 1) || !(p.threshold_low >= 0) ||
 	    !(p.epsilon >= 0 && p.epsilon <= MAX_EPSILON) ||
-	    !(p.ewma_alpha >= 0 && p.ewma_alpha <= 1))
+	    !(p.ewma_alpha >= 0 && p.ewma_alpha <= 1) || !(p.margin <= MAX_MARGIN))
 		return -EINVAL;
 	if (p.threshold == 0)
 		p.threshold = DEFAULT_THRESHOLD;
@@ -59,6 +61,10 @@ params_resolve(const struct lb_hot_params *in, struct lb_hot_params *out)
 		p.epsilon = DEFAULT_EPSILON;
 	if (p.ewma_alpha == 0)
 		p.ewma_alpha = DEFAULT_ALPHA;
+	if (p.margin == 0)
+		p.margin = DEFAULT_MARGIN;
+	else if (p.margin < 0)
+		p.margin = -1; /* none */
 	*out = p;
 	return 0;
 }
@@ -81,14 +87,26 @@ lb_hotkey_create(const struct lb_hot_params *p)
 	h->load_gen = calloc(LB_HOT_N_IDS, sizeof(*h->load_gen));
 	h->usable = calloc(LB_HOT_N_IDS, sizeof(*h->usable));
 	h->scanned = calloc(LB_HOT_N_IDS, sizeof(*h->scanned));
+	h->stepped = calloc(LB_HOT_N_IDS, sizeof(*h->stepped));
 	h->mark = calloc(LB_HOT_N_IDS, sizeof(*h->mark));
 	h->pref = calloc(LB_HOT_N_IDS, sizeof(*h->pref));
 	h->proj = calloc(LB_HOT_N_IDS, sizeof(*h->proj));
 	h->taken = calloc(LB_HOT_N_IDS, sizeof(*h->taken));
 	h->ranks = calloc(LB_HOT_N_IDS, sizeof(*h->ranks));
+	h->var = calloc(LB_HOT_N_IDS, sizeof(*h->var));
+	h->host = calloc(LB_HOT_N_IDS, sizeof(*h->host));
+	h->host_load = calloc(LB_HOT_N_IDS, sizeof(*h->host_load));
+	h->host_fair = calloc(LB_HOT_N_IDS, sizeof(*h->host_fair));
+	h->host_var = calloc(LB_HOT_N_IDS, sizeof(*h->host_var));
+	h->head = calloc(LB_HOT_N_IDS, sizeof(*h->head));
+	h->heads = calloc(LB_HOT_N_IDS, sizeof(*h->heads));
+	h->host_index = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_index));
+	h->host_stamp = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_stamp));
 	if (h->load == NULL || h->load_gen == NULL || h->usable == NULL || h->scanned == NULL ||
-	    h->mark == NULL || h->pref == NULL || h->proj == NULL || h->taken == NULL ||
-	    h->ranks == NULL) {
+	    h->stepped == NULL || h->mark == NULL || h->pref == NULL || h->proj == NULL ||
+	    h->taken == NULL || h->ranks == NULL || h->var == NULL || h->host == NULL ||
+	    h->host_load == NULL || h->host_fair == NULL || h->host_var == NULL ||
+	    h->head == NULL || h->heads == NULL || h->host_index == NULL || h->host_stamp == NULL) {
 		lb_hotkey_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -105,11 +123,21 @@ lb_hotkey_free(struct lb_hotkey *h)
 	free(h->load_gen);
 	free(h->usable);
 	free(h->scanned);
+	free(h->stepped);
 	free(h->mark);
 	free(h->pref);
 	free(h->proj);
 	free(h->taken);
 	free(h->ranks);
+	free(h->var);
+	free(h->host);
+	free(h->host_load);
+	free(h->host_fair);
+	free(h->host_var);
+	free(h->head);
+	free(h->heads);
+	free(h->host_index);
+	free(h->host_stamp);
 	free(h);
 }
 
@@ -199,15 +227,30 @@ same_list(const uint16_t *a, uint16_t na, const uint16_t *b, uint16_t nb)
 	return na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
 }
 
-/* Replace an override's replicas (and the load estimate with them). */
+/* What each usable replica of override pos carries of its key: the data path
+ * spreads the key over the usable replicas only, so an unusable one's part
+ * is on the others. Valid after lb_hot_plan_vip_info() for its VIP. */
+static double
+carried_part(const struct lb_hotkey *h, uint32_t pos)
+{
+	const struct lb_hot_override *o = &h->ov[pos];
+	uint16_t n = 0;
+
+	for (uint16_t i = 0; i < o->n_replicas; i++)
+		if (lb_hot_plan_usable(h, o->replicas[i]))
+			n++;
+	return h->st[pos].key_load / (n > 0 ? n : 1);
+}
+
+/* Replace an override's replicas (and the load estimate with them); part:
+ * what each old replica carries of the key. */
 static void
-apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n)
+apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n, double part)
 {
 	struct lb_hot_override *o = &h->ov[pos];
 	double ks = h->st[pos].key_load;
 
-	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas,
-	                       o->n_replicas ? ks / o->n_replicas : 0, list, n, ks);
+	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, part, list, n, ks);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;
 }
@@ -221,8 +264,7 @@ remove_at(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip 
 	if (v != NULL) {
 		uint16_t home = lb_maglev_pick(s, v, o->key_hash);
 
-		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas,
-		                       h->st[pos].key_load / o->n_replicas, &home,
+		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, carried_part(h, pos), &home,
 		                       home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
 	}
 	o->n_replicas = 0; /* compacted away at the end of the call */
@@ -248,17 +290,58 @@ compact(struct lb_hotkey *h)
 	}
 }
 
-/* Re-plan override pos if a replica is unusable or (unless only_broken) over
- * the cap, or r must change. */
+/* The key's load in load units, as planned: the larger of its latest and its
+ * smoothed share, times the VIP's load. */
+static double
+key_plan_load(const struct lb_hot_override *o, const struct lb_hot_ov_state *st,
+              const struct lb_hot_vip_info *vi)
+{
+	return lb_hot_dmax(o->share, st->share_ewma) * vi->sum_ewma;
+}
+
+/* Record a plan's outcome; an infeasible one is reported once, when it starts. */
+static void
+note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *res, double k,
+          uint64_t window)
+{
+	struct lb_hot_ov_state *st = &h->st[pos];
+	bool was = st->capped;
+
+	/* An operator's r is not a plan that failed to hold the cap. */
+	st->capped = !res->feasible && st->pin_r == 0;
+	st->capped_load = k;
+	st->peak = res->peak;
+	if (st->pin_r == 0)
+		st->over_windows = 0;
+	if (st->capped && !was) {
+		h->infeasible++;
+		lb_hot_events_add(h, LB_HOT_EV_INFEASIBLE, window, &h->ov[pos]);
+		h->ev[(h->ev_next + LB_HOT_MAX_EVENTS - 1) % LB_HOT_MAX_EVENTS].peak = res->peak;
+	}
+}
+
+/*
+ * Re-plan override pos if a replica is unusable (at once), a replica or its
+ * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows, or in this
+ * one with the key's latest load LB_HOT_SHRINK_MARGIN times what the latest
+ * plan was sized for (unless the
+ * last plan already could not hold it and the key's load has not grown by
+ * LB_HOT_SHRINK_MARGIN since), an operator's r differs, or fewer replicas
+ * would hold the cap with the key's load times LB_HOT_SHRINK_MARGIN. With
+ * only_broken (a change being published, not a window), only an unusable
+ * replica re-plans, and no window is counted.
+ */
 static bool
 check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
                const struct lb_hot_vip_info *vi, uint32_t pos, uint64_t window, bool only_broken)
 {
 	struct lb_hot_override *o = &h->ov[pos];
-	const struct lb_hot_ov_state *st = &h->st[pos];
+	struct lb_hot_ov_state *st = &h->st[pos];
 	uint16_t list[LB_HOT_MAX_REPLICAS];
-	bool broken = false, over = false;
-	uint32_t r;
+	struct lb_hot_plan_result res;
+	bool broken = false, over = false, replan = false, fixed = o->pinned && st->pin_r != 0;
+	double k = key_plan_load(o, st, vi), part = carried_part(h, pos);
+	uint32_t r = st->pin_r;
 	uint16_t n;
 
 	for (uint16_t i = 0; i < o->n_replicas; i++) {
@@ -266,20 +349,51 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 
 		if (!lb_hot_plan_usable(h, b))
 			broken = true;
-		else if (h->load[b] > vi->cap * (1 + LB_HOT_CAP_SLACK))
+		else if (lb_hot_plan_over(h, s, vi, b))
 			over = true;
 	}
-	if (only_broken && !broken)
+	if (only_broken) {
+		if (!broken)
+			return false;
+		replan = true;
+	} else {
+		/* Counted while pinned too: windows over the cap under an operator's r
+		 * are measured overload once the pin goes. */
+		st->over_windows = over ? st->over_windows + 1 : 0;
+		if (broken)
+			replan = true;
+		else if (fixed)
+			replan = (st->pin_r < vi->n ? st->pin_r : vi->n) != o->n_replicas;
+		/* A plan sized for a key LB_HOT_SHRINK_MARGIN times smaller than it
+		 * is now (a key still arriving when it was promoted) is stale, not
+		 * noisy: over the cap, it re-plans without waiting. */
+		if (!replan && !fixed &&
+		    (st->over_windows >= LB_HOT_PERSIST_WINDOWS ||
+		     (over && o->share * vi->sum_ewma > st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
+		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
+			replan = true;
+		if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
+			/* The dead band: shrink only if the key, LB_HOT_SHRINK_MARGIN
+			 * times larger, would still fit in fewer replicas. */
+			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0,
+			                       k * LB_HOT_SHRINK_MARGIN, o->replicas, o->n_replicas,
+			                       part, NULL, &res);
+			if (res.feasible && n < o->n_replicas) {
+				replan = true;
+				k *= LB_HOT_SHRINK_MARGIN;
+			}
+		}
+	}
+	if (!replan)
 		return false;
-	r = lb_hot_plan_target_r(h, pos, vi->n, over);
-	if (!broken && !over && r == o->n_replicas)
+	n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas, part,
+	                       list, &res);
+	if (n == 0)
 		return false;
-	n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r,
-	                       lb_hot_dmax(o->share, st->share_ewma) * vi->sum_ewma, o->replicas,
-	                       o->n_replicas, st->key_load / o->n_replicas, list);
-	if (n == 0 || same_list(list, n, o->replicas, o->n_replicas))
+	note_plan(h, pos, &res, k, window);
+	if (same_list(list, n, o->replicas, o->n_replicas))
 		return false;
-	apply(h, pos, list, n);
+	apply(h, pos, list, n, part);
 	h->replans++;
 	lb_hot_events_add(h, LB_HOT_EV_REPLAN, window, o);
 	return true;
@@ -292,6 +406,7 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
        uint32_t r, uint64_t window)
 {
 	uint16_t list[LB_HOT_MAX_REPLICAS], home;
+	struct lb_hot_plan_result res;
 	struct lb_hot_override *o;
 	struct lb_hot_ov_state *st;
 	uint32_t pos;
@@ -311,14 +426,19 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	o->share = p;
 	o->since_window = window;
 	st->share_ewma = p;
-	/* What the home's EWMA holds of this key, as far as the share tells. */
-	st->key_load = p * vi->sum_ewma;
-	st->fresh = true;
+	/* What the home's EWMA holds of this key, as far as the share tells (all
+	 * of this window's if the home's load restarted at a step). */
 	home = lb_maglev_pick(s, v, key_hash);
+	st->key_load = home < LB_HOT_N_IDS && h->stepped[home] == h->stamp ? p * vi->sum_raw
+	                                                                   : p * vi->sum_ewma;
+	st->fresh = true;
 	n = lb_hot_plan_choose(h, s, v, vi, key_hash, r, p * vi->sum_ewma, &home,
-	                       home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list);
+	                       home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, &res);
 	if (n == 0)
 		return -ENOENT;
+	st->capped = !res.feasible;
+	st->capped_load = p * vi->sum_ewma;
+	st->peak = res.peak;
 	lb_hot_plan_shift_load(h, &home, home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, n,
 	                       st->key_load);
 	memcpy(o->replicas, list, n * sizeof(*list));
@@ -340,7 +460,8 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 
 	begin_call(h, s);
 	h->last_window = window;
-	lb_hot_plan_update_loads(h, s, load);
+	lb_hot_plan_update_loads(h, s, load, vip_total);
+	lb_hot_plan_hosts(h, s);
 	for (uint32_t i = 0; i < h->n_ov; i++) {
 		h->st[i].seen = 0;
 		h->st[i].fresh = false;
@@ -351,6 +472,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		const struct lb_vip *v = vip_by_id(h, s, c[i].vip_id);
 		const struct lb_hot_vip_info *vi;
 		uint64_t total;
+		uint16_t home;
 		double share;
 		int pos;
 
@@ -375,17 +497,24 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		vi = lb_hot_plan_vip_info(h, s, v, load);
 		if (vi->n < 2)
 			continue; /* one backend: nothing to spread over */
-		/* r = 1: N·p <= c − 1 + p, so the key's home stays under the cap with
-		 * the key on it; an override would change nothing. */
-		if (lb_hotkey_replicas(vi->n, share, 1 + p->epsilon) < 2)
+		/* The key's home holds it under the cap (per unit of weight, its
+		 * host over every VIP included): an override would change nothing. */
+		home = lb_maglev_pick(s, v, c[i].key_hash);
+		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home) ||
+		    lb_hot_plan_fits(h, s, vi, home, share * vi->sum_ewma, share * vi->sum_ewma))
 			continue;
-		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
-		           lb_hotkey_replicas(vi->n, share, 1 + p->epsilon), window) == -ENOSPC) {
+		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share, 0, window) == -ENOSPC) {
 			h->table_full++;
 			continue;
 		}
 		h->promotions++;
 		lb_hot_events_add(h, LB_HOT_EV_PROMOTE, window, &h->ov[h->n_ov - 1]);
+		if (h->st[h->n_ov - 1].capped) {
+			h->infeasible++;
+			lb_hot_events_add(h, LB_HOT_EV_INFEASIBLE, window, &h->ov[h->n_ov - 1]);
+			h->ev[(h->ev_next + LB_HOT_MAX_EVENTS - 1) % LB_HOT_MAX_EVENTS].peak =
+			        h->st[h->n_ov - 1].peak;
+		}
 		changed = true;
 	}
 
@@ -421,6 +550,14 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		st->share_ewma = p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
 		st->key_load =
 		        p->ewma_alpha * share * vi->sum_raw + (1 - p->ewma_alpha) * st->key_load;
+		/* A replica whose load restarted at a step holds all of this
+		 * window's part of the key, not a smoothed one. */
+		for (uint16_t j = 0; j < o->n_replicas; j++)
+			if (o->replicas[j] < LB_HOT_N_IDS &&
+			    h->stepped[o->replicas[j]] == h->stamp) {
+				st->key_load = share * vi->sum_raw;
+				break;
+			}
 		o->low_windows = share < p->threshold_low ? o->low_windows + 1 : 0;
 		if (!o->pinned && o->low_windows >= p->demote_windows) {
 			lb_hot_events_add(h, LB_HOT_EV_DEMOTE, window, o);
@@ -509,6 +646,7 @@ lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
 	int pos, rc;
 
 	begin_call(h, s);
+	lb_hot_plan_hosts(h, s);
 	h->last_window = window;
 	v = vip_by_id(h, s, vip_id);
 	if (v == NULL)

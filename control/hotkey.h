@@ -28,6 +28,7 @@ struct lb_hot_params {
 	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
 	double epsilon;          /* c = 1 + ε: the load cap factor (default 0.25) */
 	double ewma_alpha;       /* weight of the newest window in backend loads (default 0.5) */
+	double margin; /* plans stay this fraction below the cap (default 0.05; < 0: none) */
 };
 
 /* One merged candidate of a closed window (sum over cores). */
@@ -142,8 +143,9 @@ json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
- * "active", "pinned", "windows_missed", "reported", "elephants", "listed",
- * "delisted", "report_full"}.
+ * "infeasible", "active", "pinned", "windows_missed", "reported", "elephants",
+ * "listed", "delisted", "report_full"}. Events of type "infeasible" also carry
+ * "peak": the best peak/average per unit of weight a plan could reach.
  */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
 

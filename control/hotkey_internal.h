@@ -19,6 +19,9 @@
 /* Override index: open addressing, 4x the override limit so load <= 1/4. */
 #define LB_HOT_INDEX_SIZE 4096u
 
+/* Host index of one call: open addressing over backend addresses, load <= 1/2. */
+#define LB_HOT_HOST_SLOTS 131072u
+
 /* Relative slack on the cap so float rounding (1.24999999) is not a violation. */
 #define LB_HOT_CAP_SLACK 1e-9
 
@@ -34,8 +37,28 @@ enum lb_hot_event_type {
 	LB_HOT_EV_REPLAN,
 	LB_HOT_EV_PIN,
 	LB_HOT_EV_UNPIN,
-	LB_HOT_EV_DROP, /* VIP removed or left without usable backends */
+	LB_HOT_EV_DROP,       /* VIP removed or left without usable backends */
+	LB_HOT_EV_INFEASIBLE, /* no plan holds the cap: peak is the best reachable */
 };
+
+/* Consecutive windows a replica (or its host) must be over the cap before
+ * the override is re-planned for load: one noisy window never re-plans. */
+#define LB_HOT_PERSIST_WINDOWS 3
+
+/* Standard deviations of a backend's measured load noise kept below the cap
+ * when planning, on top of the relative margin. */
+#define LB_HOT_NOISE_Z 2.0
+
+/* A window's load this many standard deviations (its count's sampling noise
+ * plus the measured noise) from the smoothed load is a step in the traffic
+ * mix (a key arriving or leaving), not noise: the load restarts from it. */
+#define LB_HOT_STEP_Z 4.0
+
+/* Shrinking r is allowed only to a level that would still hold the cap if the
+ * share grew by this factor (the dead band that keeps r from oscillating);
+ * a plan that could not hold the cap is redone for load only once the key's
+ * load has moved by this factor. */
+#define LB_HOT_SHRINK_MARGIN 1.25
 
 /* One entry of the ring of recent events. */
 struct lb_hot_event {
@@ -45,6 +68,7 @@ struct lb_hot_event {
 	uint16_t vip_id;
 	uint16_t replicas;
 	uint8_t type; /* enum lb_hot_event_type */
+	double peak;  /* infeasible: best peak/average per unit of weight */
 };
 
 /* What the controller does with a VIP's hot keys (hot_report.c decides). */
@@ -72,20 +96,33 @@ struct lb_hot_report {
 
 /* Controller-private state of one override (same position as in ov[]). */
 struct lb_hot_ov_state {
-	double share_ewma; /* smoothed share: drives r */
-	double key_load;   /* EWMA of the key's traffic in load units (see hot_plan.c) */
-	uint64_t seen;     /* candidate count this window */
-	uint16_t pin_r;    /* replicas an operator asked for; 0 = computed */
-	bool fresh;        /* promoted this window: already planned */
+	double share_ewma;     /* smoothed share: drives r */
+	double key_load;       /* EWMA of the key's traffic in load units (see hot_plan.c) */
+	uint64_t seen;         /* candidate count this window */
+	uint16_t pin_r;        /* replicas an operator asked for; 0 = computed */
+	bool fresh;            /* promoted this window: already planned */
+	bool capped;           /* the last plan could not hold the cap */
+	uint32_t over_windows; /* consecutive windows with a replica over the cap */
+	double capped_load;    /* key load the latest plan was made for */
+	double peak;           /* projected peak/average of the last plan */
+};
+
+/* What a plan reached: feasible under the cap (with the margin) or not, and
+ * the projected peak/average per unit of weight over its replicas. */
+struct lb_hot_plan_result {
+	bool feasible;
+	double peak;
 };
 
 /* A VIP's usable backends this call: from one scan of its Maglev table. */
 struct lb_hot_vip_info {
 	uint64_t stamp;  /* valid when == lb_hotkey.stamp */
 	uint32_t n;      /* usable backends (N) */
+	double sum_w;    /* their weights */
 	double sum_ewma; /* their EWMA loads */
 	double sum_raw;  /* their loads this window (0 outside a window) */
 	double cap;      /* c * sum_ewma / n */
+	double unit;     /* sum_ewma / sum_w: the average load per unit of weight */
 };
 
 /* A candidate replica of the planner's fallback, ranked by projected load. */
@@ -105,7 +142,7 @@ struct lb_hotkey {
 	uint32_t ev_next; /* ring position of the next event */
 	uint32_t ev_n;
 
-	uint64_t promotions, demotions, replans, dropped, table_full;
+	uint64_t promotions, demotions, replans, dropped, table_full, infeasible;
 	uint64_t windows_missed; /* windows not read: no decision was taken on them */
 
 	/* Hot keys listed without an override (hot_report.c). */
@@ -116,9 +153,21 @@ struct lb_hotkey {
 	/* Per backend id (LB_HOT_N_IDS entries). */
 	double *load;       /* EWMA of the per-window load */
 	uint16_t *load_gen; /* membership generation the EWMA belongs to; 0 = none */
-	uint64_t *usable;   /* == stamp: in its VIP's table and active (this call) */
-	uint64_t *scanned;  /* == stamp: already met in its VIP's table scan */
-	uint64_t *mark;     /* == mark_stamp: carries the key being planned */
+	double *var;        /* EWMA of the squared deviation of a window from the EWMA */
+	/* Hosts (backend addresses over every VIP), per call: host[id] is the
+	 * lowest id of the same address; the host's figures are kept at that id. */
+	uint16_t *host;
+	double *host_load;    /* Σ EWMA load of the host's memberships */
+	double *host_fair;    /* Σ weight × its VIP's average load per unit of weight */
+	double *host_var;     /* Σ var of its memberships */
+	uint32_t *host_index; /* LB_HOT_HOST_SLOTS: id + 1 of a host's first id; 0 = empty */
+	uint64_t *host_stamp; /* LB_HOT_HOST_SLOTS: == stamp: host_index valid */
+	double *head;         /* scratch: headroom per preference position */
+	double *heads;        /* scratch: headrooms sorted */
+	uint64_t *usable;     /* == stamp: in its VIP's table and active (this call) */
+	uint64_t *scanned;    /* == stamp: already met in its VIP's table scan */
+	uint64_t *stepped;    /* == stamp: its load restarted at a step this window */
+	uint64_t *mark;       /* == mark_stamp: carries the key being planned */
 	uint64_t mark_stamp;
 	uint32_t n_known;     /* ids below this may hold an EWMA */
 	uint64_t last_window; /* of the latest window or pin, for unpin's event */
@@ -133,6 +182,12 @@ struct lb_hotkey {
 	struct lb_hot_vip_info vi[LB_MAX_VIPS];
 	uint16_t vip_pos[LB_MAX_VIPS]; /* position in s->vips + 1 (valid with vip_stamp) */
 	uint64_t vip_stamp[LB_MAX_VIPS];
+	double vip_sum[LB_MAX_VIPS]; /* per call: registry-usable EWMA load per VIP */
+	double vip_w[LB_MAX_VIPS];   /* ... and weight */
+	/* Per VIP: a digest of its usable memberships (id, generation, weight)
+	 * at the latest window, and at this one; a change re-bases its loads. */
+	uint64_t vip_sig[LB_MAX_VIPS];
+	uint64_t vip_sig_now[LB_MAX_VIPS];
 };
 
 static inline double

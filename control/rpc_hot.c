@@ -86,8 +86,9 @@ rpc_hot_events(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome
 static int
 rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
-	static const char *const keys[] = {"threshold",      "threshold_low", "epsilon",
-	                                   "demote_windows", "window_ms",     NULL};
+	static const char *const keys[] = {
+	        "threshold", "threshold_low", "epsilon",    "demote_windows",
+	        "window_ms", "margin",        "ewma_alpha", NULL};
 	char err[LB_RPC_MSG_LEN] = "";
 	double th = 0, low = 0, eps;
 	json_int_t n;
@@ -101,7 +102,8 @@ rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 	if (json_object_size(params) == 0)
 		return lb_rpc_fail(
 		        out, LB_RPC_ERR_INVALID_PARAMS,
-		        "threshold, threshold_low, epsilon, demote_windows, window_ms: missing "
+		        "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, "
+		        "ewma_alpha: missing "
 		        "(at least one is required)");
 	if ((json_object_get(params, "threshold") != NULL &&
 	     decode_real(out, params, "threshold", 0, true, 1, &th) != 0) ||
@@ -112,7 +114,11 @@ rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 	    (json_object_get(params, "demote_windows") != NULL &&
 	     decode_int(out, params, "", "demote_windows", 1, 1000, &n) != 0) ||
 	    (json_object_get(params, "window_ms") != NULL &&
-	     decode_int(out, params, "", "window_ms", 10, 60000, &n) != 0))
+	     decode_int(out, params, "", "window_ms", 10, 60000, &n) != 0) ||
+	    (json_object_get(params, "margin") != NULL &&
+	     decode_real(out, params, "margin", 0, false, 0.5, &eps) != 0) ||
+	    (json_object_get(params, "ewma_alpha") != NULL &&
+	     decode_real(out, params, "ewma_alpha", 0.01, false, 1, &eps) != 0))
 		return out->code;
 	if (json_object_get(params, "threshold") != NULL &&
 	    json_object_get(params, "threshold_low") != NULL && low > th)
@@ -338,7 +344,8 @@ const struct lb_rpc_method lb_rpc_hot_methods[] = {
         {.name = "hot_set",
          .handler = rpc_hot_set,
          .no_batch = true,
-         .usage = "hot_set {threshold?, threshold_low?, epsilon?, demote_windows?, window_ms?} "
+         .usage = "hot_set {threshold?, threshold_low?, epsilon?, demote_windows?, window_ms?, "
+                  "margin?, ewma_alpha?} "
                   "(at least one)"},
         {.name = "hot_pin",
          .handler = rpc_hot_pin,

@@ -16,7 +16,8 @@ Oracles, none of them the daemon's account of itself:
     the traffic start. Only spillgen intervals that certainly lie inside one
     window (for every alignment within the brackets) count for it;
   - the replica count the cap needs is computed here,
-    r = ceil(N p / (c - 1 + p)), from p as spillgen measured it;
+    r = ceil(N p / (c (1 - m) - 1 + p)) with the planner's margin m, from p as
+    spillgen measured it (a range: the noise of one window's measurements);
   - packets are conserved against what spillgen sent and received;
   - the test's own actions (live_stats.py --actions, in LIVE.json): the
     file that makes every window missed (SPILLWAY_TEST_HOT_MISS_FILE), its
@@ -54,15 +55,26 @@ DEMOTE_WINDOWS = 5    # the controller's default demote_windows (D)
 MIN_WINDOWS = 10      # fewer checkable windows: the run cannot be judged
 MIN_COVER = 0.25      # a window is judged on the part of it that certainly
                       # belongs to it, if that is at least this fraction
+MARGIN = 0.05         # the planner's default hot.margin (docs/hot-keys.md)
+NOISE_Z = 3.0         # standard deviations of one window's measurements the
+                      # model allows the planner's r to have seen
 MIN_COUNT = 100       # a window whose busiest backend got fewer is not judged
                       # (the normal approximation below needs counts)
 
 
-def replicas(n, p, c):
-    """r = ceil(N p / (c - 1 + p)), clamped to [1, N] (docs/hot-keys.md)."""
+def replicas(n, p, c, m=0.0, slack=0.0):
+    """The fewest r whose replicas each take p/r of the VIP's traffic on top of
+    their own share (1 - p)/N and stay under the cap less the planner's margin
+    m (docs/hot-keys.md, "Planning under noise"), all in units of the average
+    backend load: p N / r <= c (1 - m) - (1 - p) - slack, so
+    r = ceil(N p / (c (1 - m) - 1 + p - slack)), clamped to [1, N]. slack:
+    how much less headroom the planner may have measured (noise of its loads)."""
     if p <= 0:
         return 1
-    x = n * p / (c - 1 + p)
+    den = c * (1 - m) - 1 + p - slack
+    if den <= 0:
+        return n
+    x = n * p / den
     r = math.ceil(x - 1e-9)
     return max(1, min(n, r))
 
@@ -312,12 +324,26 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         pass
 
     # --- promotion, judged from the decoded packets --------------------------
+    # The planner sizes r from one window's measurements: the key's share in
+    # that window (binomial over the window's packets, T_w = rate x window)
+    # and each backend's load without the key (Poisson: its count's standard
+    # deviation is the square root of its mean), against the cap less its
+    # margin (hot.margin, else the default). r_lo: the phase's share at -4 sd,
+    # exact loads; r_hi: the window's share at +NOISE_Z sd and every base load
+    # NOISE_Z standard deviations high.
     p = hkr["measured_share"]
     n_phase = hkr["packets"] / p if p else 0
     sd = math.sqrt(p * (1 - p) / n_phase) if n_phase else 1
-    r_lo, r_hi = replicas(n_be, p - 4 * sd, c), replicas(n_be, p + 4 * sd, c)
-    print("hot key: share %.4f (spillgen), model r = ceil(%d p / (c - 1 + p)) = %s; "
-          "reached %d backends" % (p, n_be, r_lo if r_lo == r_hi else "%d..%d" % (r_lo, r_hi),
+    margin = cfg["hot"].get("margin", MARGIN)
+    t_w = hot_ph["rate"] * win_s
+    avg_w = t_w / n_be
+    sd_w = math.sqrt(p * (1 - p) / t_w)
+    base_sd = math.sqrt(max(1 - p, 0) * avg_w) / avg_w    # in units of the average
+    r_lo = replicas(n_be, p - 4 * sd, c, margin)
+    r_hi = replicas(n_be, p + NOISE_Z * sd_w, c, margin, NOISE_Z * base_sd)
+    print("hot key: share %.4f (spillgen), model r = ceil(%d p / (c (1 - %.2f) - 1 + p)) = %s; "
+          "reached %d backends" % (p, n_be, margin,
+                                   r_lo if r_lo == r_hi else "%d..%d" % (r_lo, r_hi),
                                    hkr["backends"]))
     if hkr["packets"] > hk.get("pool", 16384) * k:
         bad("the hot key reused connections (%d packets > pool %d x %d): established "

@@ -21,8 +21,9 @@
 #     peak/avg of decoded packets per backend is <= c + tol, tol derived from
 #     the packet counts of that window (see hotkeys_check.py); and so are all
 #     those windows together;
-#   - the key reached r = ceil(N p / (c - 1 + p)) backends (r computed from
-#     spillgen's measured share p), no flow at more than one backend;
+#   - the key reached r = ceil(N p / (c (1 - m) - 1 + p)) backends (r computed
+#     from spillgen's measured share p and the planner's margin m, a range for
+#     one window's noise), no flow at more than one backend;
 #   - spillwayd's counters (control socket, before stop) conserve packets
 #     against spillgen: rx = what spillgen sent = forwarded + icmp +
 #     exception + every drop reason; forwarded = what spillgen received,

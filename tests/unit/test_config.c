@@ -59,6 +59,10 @@ assert_config_equal(const struct lb_config *a, const struct lb_config *b)
 	assert_int_equal(a->hot.window_ms, b->hot.window_ms);
 	assert_true(a->hot.threshold == b->hot.threshold);
 	assert_true(a->hot.epsilon == b->hot.epsilon);
+	assert_true(a->hot.margin == b->hot.margin);
+	assert_true(a->hot.ewma_alpha == b->hot.ewma_alpha);
+	assert_int_equal(a->hot.demote_windows, b->hot.demote_windows);
+	assert_true(a->hot.threshold_low == b->hot.threshold_low);
 	assert_int_equal(a->n_vips, b->n_vips);
 	for (uint32_t i = 0; i < a->n_vips; i++) {
 		const struct lb_cfg_vip *va = &a->vips[i], *vb = &b->vips[i];
@@ -93,7 +97,8 @@ static const char full_config[] =
         " 'maglev': {'table_size': 251, 'seed': 's3cret seed'},"
         " 'flows': {'capacity': 4096, 'tcp_idle_ms': 1000, 'udp_idle_ms': 500},"
         " 'icmp': {'rate_per_sec': 7, 'burst': 3},"
-        " 'hot': {'enabled': false, 'window_ms': 250, 'threshold': 0.05, 'epsilon': 0.5},"
+        " 'hot': {'enabled': false, 'window_ms': 250, 'threshold': 0.05, 'epsilon': 0.5,"
+        "  'margin': 0.1, 'ewma_alpha': 0.3, 'demote_windows': 7, 'threshold_low': 0.02},"
         " 'vips': ["
         "  {'address': '203.0.113.10', 'port': 443, 'protocol': 'tcp', 'key': 'src_ip',"
         "   'encap': 'gue', 'backends': ["
@@ -129,6 +134,10 @@ assert_full_config_values(const struct lb_config *c)
 	assert_int_equal(c->hot.window_ms, 250);
 	assert_true(c->hot.threshold == 0.05);
 	assert_true(c->hot.epsilon == 0.5);
+	assert_true(c->hot.margin == 0.1);
+	assert_true(c->hot.ewma_alpha == 0.3);
+	assert_int_equal(c->hot.demote_windows, 7);
+	assert_true(c->hot.threshold_low == 0.02);
 	assert_int_equal(c->n_vips, 2);
 
 	v = &c->vips[0];
@@ -217,6 +226,11 @@ test_config_defaults(void **state)
 	assert_int_equal(c->hot.window_ms, 100);
 	assert_true(c->hot.threshold == 0.01);
 	assert_true(c->hot.epsilon == 0.25);
+	/* docs/operations.md's defaults; threshold_low is half the threshold. */
+	assert_true(c->hot.margin == 0.05);
+	assert_true(c->hot.ewma_alpha == 0.5);
+	assert_int_equal(c->hot.demote_windows, 5);
+	assert_true(c->hot.threshold_low == 0.005);
 	assert_int_equal(c->n_vips, 1);
 	assert_int_equal(c->vips[0].key_mode, LB_KEY_5TUPLE);
 	assert_int_equal(c->vips[0].encap, LB_ENCAP_IPIP);

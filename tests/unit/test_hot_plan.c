@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -110,9 +111,69 @@ test_hotkey_preference(void **state)
 
 /* --- bounded loads at promotion ---------------------------------------------- */
 
+static int
+desc_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * The planning rule of docs/hot-keys.md "Planning under noise, weights,
+ * several keys and shared hosts" for one VIP of n equal-weight backends,
+ * margin off, no noise: cap = c x the average load; a backend's headroom is
+ * the cap less its load without the key (the home carries the key now); r is
+ * r_fixed, or the fewest whose r largest headrooms all take key / r; the
+ * replicas are the backends with that headroom in preference order, and if
+ * fewer than r have it the least projected (load + key / r) of the rest fill
+ * in, ties in preference order. Output in preference order. @return r.
+ */
+static uint32_t
+ref_plan(const uint64_t *load, const uint16_t *pref, uint32_t n, double key, double c,
+         uint32_t r_fixed, uint16_t *out)
+{
+	double base[16], head[16], sorted[16], total = 0, per;
+	bool taken[16] = {false};
+	uint32_t r = r_fixed, got = 0, k = 0;
+
+	for (uint32_t j = 0; j < n; j++)
+		total += (double)load[pref[j]];
+	for (uint32_t j = 0; j < n; j++) {
+		base[j] = (double)load[pref[j]] - (j == 0 ? key : 0);
+		head[j] = c * total / n - base[j];
+		sorted[j] = head[j];
+	}
+	qsort(sorted, n, sizeof(sorted[0]), desc_double);
+	if (r == 0)
+		for (r = 1; r < n && !(key / r <= sorted[r - 1]); r++)
+			;
+	per = key / r;
+	for (uint32_t j = 0; j < n && got < r; j++)
+		if (per <= head[j]) {
+			taken[j] = true;
+			got++;
+		}
+	while (got < r) {
+		uint32_t best = n;
+
+		for (uint32_t j = 0; j < n; j++)
+			if (!taken[j] && (best == n || base[j] < base[best]))
+				best = j;
+		taken[best] = true;
+		got++;
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (taken[j])
+			out[k++] = pref[j];
+	return r;
+}
+
 /*
  * Bounded loads at promotion: a heavy backend early in the key's preference
- * order is skipped; if fewer than r qualify, the least loaded of the rest fill in.
+ * order is skipped; r is the water-filling count over the measured headrooms
+ * (not the even-load formula); with an operator's r that fewer backends can
+ * take, the least loaded of the rest fill in.
  */
 static void
 test_hotkey_bounded_load_skips(void **state)
@@ -120,51 +181,64 @@ test_hotkey_bounded_load_skips(void **state)
 	uint32_t n = 10;
 	struct lb_config *cfg = cfg_make(1, &n);
 	struct lb_snapshot *s = snap_make(cfg, 1);
-	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	struct lb_hot_params np = {.margin = -1};
+	struct lb_hotkey *h = lb_hotkey_create(&np);
 	const struct lb_hot_override *o;
 	uint64_t load[16], total[1];
-	uint16_t pref[16];
+	uint16_t pref[16], want[16];
 	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = HOT_HASH};
 
 	(void)state;
 	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, pref, 16), 10);
 
-	/* p = 0.2, r = ceil(10 * 0.2 / 0.45) = 5. Base 100k each, pref[1] 300k:
-	 * T = 1.5M, hot = 300k, average 150k, cap 187.5k; pref[1] projects to
-	 * 360k and is skipped, the others to 160k. */
+	/* p = 0.2. Base 100k each, pref[1] 300k: T = 1.5M, hot = 300k, average
+	 * 150k, cap 187.5k: pref[1] has no headroom, the others 87.5k each, so
+	 * 300k / 4 = 75k fits: r = 4 (the even-load formula would say 5). */
 	for (int i = 0; i < 10; i++)
 		load[pref[i]] = i == 1 ? 300000 : 100000;
 	load[pref[0]] += 300000;
 	total[0] = 1500000;
 	c.count = 300000;
+	assert_int_equal(ref_plan(load, pref, 10, 300000, 1.25, 0, want), 4);
 	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
 	o = find_ov(h, 0, HOT_HASH);
 	assert_non_null(o);
-	assert_int_equal(o->n_replicas, 5);
-	{
-		const uint16_t want[] = {pref[0], pref[2], pref[3], pref[4], pref[5]};
-
-		assert_memory_equal(o->replicas, want, sizeof(want));
-	}
+	assert_int_equal(o->n_replicas, 4);
+	assert_memory_equal(o->replicas, want, 4 * sizeof(want[0]));
+	assert_int_equal(want[1], pref[2]); /* pref[1] skipped */
 	lb_hotkey_free(h);
 
-	/* pref[1..6] heavy (pref[4] a little less): only 4 qualify, so the least
-	 * loaded of the rest, pref[4], fills the fifth place. T = 2.6875M. */
-	h = lb_hotkey_create(NULL);
+	/* pref[1..6] heavy (pref[4] a little less), T = 2.6875M, hot 537.5k:
+	 * the home and pref[7..9] have 235.9k of headroom, 537.5k / 3 fits. */
+	h = lb_hotkey_create(&np);
 	for (int i = 0; i < 10; i++)
 		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
 	load[pref[4]] = 250000;
 	load[pref[0]] += 537500;
 	total[0] = 2687500;
 	c.count = 537500;
+	assert_int_equal(ref_plan(load, pref, 10, 537500, 1.25, 0, want), 3);
 	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
 	o = find_ov(h, 0, HOT_HASH);
-	assert_int_equal(o->n_replicas, 5);
-	{
-		const uint16_t want[] = {pref[0], pref[4], pref[7], pref[8], pref[9]};
+	assert_int_equal(o->n_replicas, 3);
+	assert_memory_equal(o->replicas, want, 3 * sizeof(want[0]));
+	lb_hotkey_free(h);
 
-		assert_memory_equal(o->replicas, want, sizeof(want));
-	}
+	/* Pinned to r = 5 with no measured share: pref[1..6] over the cap
+	 * (pref[4] least), only 4 have headroom, so pref[4] fills the fifth. */
+	h = lb_hotkey_create(&np);
+	for (int i = 0; i < 10; i++)
+		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
+	load[pref[4]] = 280000;
+	total[0] = 2150000;
+	assert_int_equal(ref_plan(load, pref, 10, 0, 1.25, 5, want), 5);
+	assert_int_equal(want[1], pref[4]);
+	assert_false(lb_hotkey_window(h, s, load, total, NULL, 0, 1));
+	assert_int_equal(lb_hotkey_pin(h, s, 0, HOT_HASH, NULL, 5, 1), 0);
+	o = find_ov(h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_int_equal(o->n_replicas, 5);
+	assert_memory_equal(o->replicas, want, 5 * sizeof(want[0]));
 	lb_hotkey_free(h);
 	lb_snapshot_free(s);
 	lb_config_free(cfg);

@@ -144,9 +144,13 @@ static const struct err_case hot_err_cases[] = {
 
         /* hot_set */
         {"hot_set nothing", REQ("hot_set", "{}"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms: missing", "1"},
+         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha: "
+         "missing",
+         "1"},
         {"hot_set no params", REQ0("hot_set"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms: missing", "1"},
+         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha: "
+         "missing",
+         "1"},
         {"hot_set unknown field", REQ("hot_set", "{'threshold': 0.1, 'alpha': 0.5}"), P,
          "alpha: unknown field", "1"},
         {"hot_set threshold 0", REQ("hot_set", "{'threshold': 0}"), P,
@@ -184,6 +188,25 @@ static const struct err_case hot_err_cases[] = {
          "window_ms: 60001 out of range [10, 60000]", "1"},
         {"hot_set window_ms string", REQ("hot_set", "{'window_ms': '100'}"), P,
          "window_ms: expected an integer, got a string", "1"},
+        {"hot_set margin negative", REQ("hot_set", "{'margin': -0.01}"), P,
+         "margin: -0.01 out of range [0, 0.5]", "1"},
+        {"hot_set margin too big", REQ("hot_set", "{'margin': 0.51}"), P,
+         "margin: 0.51 out of range [0, 0.5]", "1"},
+        {"hot_set margin string", REQ("hot_set", "{'margin': '0.1'}"), P,
+         "margin: expected a number, got a string", "1"},
+        {"hot_set margin null", REQ("hot_set", "{'margin': null}"), P,
+         "margin: expected a number, got null", "1"},
+        {"hot_set ewma_alpha 0", REQ("hot_set", "{'ewma_alpha': 0}"), P,
+         "ewma_alpha: 0 out of range [0.01, 1]", "1"},
+        {"hot_set ewma_alpha too small", REQ("hot_set", "{'ewma_alpha': 0.005}"), P,
+         "ewma_alpha: 0.005 out of range [0.01, 1]", "1"},
+        {"hot_set ewma_alpha above 1", REQ("hot_set", "{'ewma_alpha': 1.5}"), P,
+         "ewma_alpha: 1.5 out of range [0.01, 1]", "1"},
+        {"hot_set ewma_alpha bool", REQ("hot_set", "{'ewma_alpha': false}"), P,
+         "ewma_alpha: expected a number, got a boolean", "1"},
+        {"hot_set margin bad among good",
+         REQ("hot_set", "{'threshold': 0.1, 'ewma_alpha': 0.5, 'margin': 1}"), P,
+         "margin: 1 out of range", "1"},
         {"hot_set one bad among good",
          REQ("hot_set", "{'threshold': 0.1, 'epsilon': 0.5, 'window_ms': 5}"), P,
          "window_ms: 5 out of range", "1"},
@@ -554,6 +577,13 @@ test_rpc_hot_set(void **state)
 	        {"{'threshold_low': 0.15}",
 	         "{'threshold': 0.2, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
 	         "1000, 'window_ms': 60000}"},
+	        /* The bounds of margin and ewma_alpha are accepted. */
+	        {"{'margin': 0, 'ewma_alpha': 1}",
+	         "{'threshold': 0.2, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
+	         "1000, 'window_ms': 60000, 'margin': 0, 'ewma_alpha': 1}"},
+	        {"{'margin': 0.5, 'ewma_alpha': 0.01}",
+	         "{'threshold': 0.2, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
+	         "1000, 'window_ms': 60000, 'margin': 0.5, 'ewma_alpha': 0.01}"},
 	};
 	struct fake *f = *state;
 
@@ -576,7 +606,7 @@ test_rpc_hot_set(void **state)
 	assert_int_equal(f->apply_calls, 0);
 	/* A notification is executed, not answered. */
 	assert_null(rpc(f, "{'jsonrpc': '2.0', 'method': 'hot_set', 'params': {'window_ms': 50}}"));
-	assert_int_equal(f->hot.set_calls, 6);
+	assert_int_equal(f->hot.set_calls, (int)(sizeof(cases) / sizeof(cases[0])) + 1);
 	assert_int_equal(json_integer_value(json_object_get(f->hot.params, "window_ms")), 50);
 }
 
