@@ -6,6 +6,8 @@ A src_ip VIP with hot_mode "report": one source (a client opening many
 connections that must share one backend) carries half of the packets. The
 expected backend comes from the test's own Maglev model (maglev_ref.py, from
 the configuration's seed and backends), never from the daemon:
+  - hot_set's sample (an action before the hot phase) is what hot_set
+    answers and every later hot_list reports;
   - hot_list, read over the socket while the key was hot (the run's hot_list
     actions), lists the key as reported with kind "report", and no override
     exists for it (nor any other);
@@ -59,6 +61,16 @@ def main(cfg_path, scen_path, live_path, res_path, spread_path):
             bad("action %s failed: %s" % (a.get("method"), a["error"]))
     for a in live.get("actions_not_done", []):
         bad("action at %.1f s was never made" % a["at"])
+    # hot_set's sample, as the actions set it, is what hot_list reports.
+    sets = [a for a in live.get("actions", []) if a.get("method") == "hot_set"]
+    for a in sets:
+        want = a["params"]["sample"]
+        if (a.get("result") or {}).get("sample") != want:
+            bad("hot_set sample %s answered %s" % (want, a.get("result")))
+        for b in lists:
+            if b["at"] > a["at"] and (b.get("result") or {}).get("params", {}).get("sample") != want:
+                bad("hot_list at %.2f s reports sample %s after hot_set sample %s"
+                    % (b["at"], (b.get("result") or {}).get("params", {}).get("sample"), want))
     seen_hot = 0
     for a in lists:
         r = a.get("result") or {}

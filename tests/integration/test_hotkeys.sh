@@ -41,6 +41,7 @@
 # Then a second, shorter run of the same VIP with hot_mode "report" (a client
 # opening many connections that must all share one backend): 1 s of
 # background, then 2 s in which the same source carries half of the packets;
+# the sketches' sample shift set to 2 over the socket (hot_set) before it;
 # hot_list read over the socket while the key is hot. hotkeys_report_check.py
 # asserts the key is listed as reported (kind "report") with no override, no
 # promotion, and every packet of its connections on the one backend the
@@ -138,7 +139,8 @@ cat >"$WORK/scenario.json" <<'JSON'
             "pool": 64512}}]}
 JSON
 cat >"$WORK/actions.json" <<'JSON'
-[{"at": 1.8, "method": "hot_list", "params": {}},
+[{"at": 0.5, "method": "hot_set", "params": {"sample": 2}},
+ {"at": 1.8, "method": "hot_list", "params": {}},
  {"at": 2.3, "method": "hot_list", "params": {}},
  {"at": 2.8, "method": "hot_list", "params": {}}]
 JSON
