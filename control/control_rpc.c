@@ -267,10 +267,11 @@ hot_params_json(const struct lb_hot_window *hw)
 	struct lb_hot_params hp;
 
 	lb_hotkey_get_params(hw->hot, &hp);
-	return json_pack("{s:f, s:f, s:f, s:i, s:i, s:f, s:f}", "threshold", hp.threshold,
+	return json_pack("{s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:o}", "threshold", hp.threshold,
 	                 "threshold_low", hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
 	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)hw->window_ms,
-	                 "margin", hp.margin > 0 ? hp.margin : 0.0, "ewma_alpha", hp.ewma_alpha);
+	                 "margin", hp.margin > 0 ? hp.margin : 0.0, "ewma_alpha", hp.ewma_alpha,
+	                 "sample", lb_config_hot_sample_json(hw->sample));
 }
 
 static json_t *
@@ -391,6 +392,10 @@ ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 	}
 	if ((v = json_object_get(params, "window_ms")) != NULL)
 		hw->window_ms = (uint32_t)json_integer_value(v);
+	/* "auto" or a shift (checked by the method); the sketches take it from
+	 * the next window they open. */
+	if ((v = json_object_get(params, "sample")) != NULL)
+		hw->sample = json_is_string(v) ? LB_HOT_SAMPLE_AUTO : (int8_t)json_integer_value(v);
 	return 0;
 }
 

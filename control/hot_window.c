@@ -68,6 +68,7 @@ lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
 		return -ENOMEM;
 	}
 	hw->window_ms = cfg->hot.window_ms;
+	hw->sample = cfg->hot.sample;
 	pub->hot = hw->hot;
 	hw->miss_file = getenv("SPILLWAY_TEST_HOT_MISS_FILE");
 	if (hw->miss_file != NULL && hw->miss_file[0] == '\0')
@@ -121,6 +122,7 @@ lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char
 	hw->next_ms = 0;
 	hw->skip = true;
 	hw->window_ms = cfg->hot.window_ms;
+	hw->sample = cfg->hot.sample;
 	hw->pub->hot = hw->hot;
 	return 0;
 }
@@ -135,8 +137,10 @@ lb_hot_window_configure(struct lb_hot_window *hw, const struct lb_config *cfg)
 		return 0;
 	params_of(cfg, &hp);
 	rc = lb_hotkey_set_params(hw->hot, &hp);
-	if (rc == 0)
+	if (rc == 0) {
 		hw->window_ms = cfg->hot.window_ms;
+		hw->sample = cfg->hot.sample;
+	}
 	return rc;
 }
 
@@ -181,8 +185,8 @@ hot_read(struct lb_hot_window *hw, uint64_t w, uint32_t *n)
 		uint64_t totals[LB_MAX_VIPS];
 		uint32_t k = 0;
 
-		/* The core's next window: its sample rate (hot.sample) and unit. */
-		lb_sketch_adapt(hw->sketches[i], w, hw->pub->cfg->hot.sample,
+		/* The core's next window: its sample rate (hw->sample) and unit. */
+		lb_sketch_adapt(hw->sketches[i], w, hw->sample,
 		                hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES,
 		                lb_hot_window_threshold(hw));
 		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + *n, HOT_CANDS_PER_CORE, &k,

@@ -28,6 +28,9 @@ struct lb_hot_window {
 	uint64_t pending;
 	uint64_t next_ms;
 	uint32_t window_ms;
+	/* The sketches' sampling shift, or LB_HOT_SAMPLE_AUTO (hot.sample, or
+	 * what hot_set last set). */
+	int8_t sample;
 	uint64_t missed; /* core-windows lost: not readable before the next window opened */
 	/* Test mode (SPILLWAY_TEST_HOT_MISS_FILE): while this file exists every
 	 * window is missed. NULL: off. */

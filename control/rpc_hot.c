@@ -63,6 +63,28 @@ decode_int(struct lb_rpc_outcome *o, const json_t *obj, const char *path, const 
 	return 0;
 }
 
+/* params.sample: "auto" or a sampling shift 0..LB_HOT_SAMPLE_MAX. */
+static int
+decode_sample(struct lb_rpc_outcome *o, const json_t *j)
+{
+	if (json_is_string(j) && strcmp(json_string_value(j), "auto") == 0)
+		return 0;
+	if (json_is_integer(j) && json_integer_value(j) >= 0 &&
+	    json_integer_value(j) <= LB_HOT_SAMPLE_MAX)
+		return 0;
+	if (json_is_integer(j))
+		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
+		                   "sample: %lld out of range [0, %d] (or \"auto\")",
+		                   (long long)json_integer_value(j), LB_HOT_SAMPLE_MAX);
+	if (json_is_string(j))
+		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
+		                   "sample: expected \"auto\" or a shift 0-%d, got \"%s\"",
+		                   LB_HOT_SAMPLE_MAX, json_string_value(j));
+	return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
+	                   "sample: expected \"auto\" or a shift 0-%d, got %s", LB_HOT_SAMPLE_MAX,
+	                   lb_config_json_type(j));
+}
+
 static int
 rpc_hot_list(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
@@ -86,9 +108,9 @@ rpc_hot_events(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome
 static int
 rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
-	static const char *const keys[] = {
-	        "threshold", "threshold_low", "epsilon",    "demote_windows",
-	        "window_ms", "margin",        "ewma_alpha", NULL};
+	static const char *const keys[] = {"threshold",      "threshold_low", "epsilon",
+	                                   "demote_windows", "window_ms",     "margin",
+	                                   "ewma_alpha",     "sample",        NULL};
 	char err[LB_RPC_MSG_LEN] = "";
 	double th = 0, low = 0, eps;
 	json_int_t n;
@@ -97,14 +119,22 @@ rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 
 	if (t->ops->hot_set == NULL || t->ops->hot_list == NULL)
 		return fail_hot_disabled(out);
+	/* What the sketches and the loads count is fixed for the process. */
+	if (json_is_object(params) && json_object_get(params, "weight") != NULL)
+		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
+		                   "weight: restart-only (hot.weight in the configuration file), "
+		                   "not settable through hot_set");
 	if (lb_rpc_check_keys(out, params, "", keys) != 0)
 		return out->code;
 	if (json_object_size(params) == 0)
 		return lb_rpc_fail(
 		        out, LB_RPC_ERR_INVALID_PARAMS,
 		        "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, "
-		        "ewma_alpha: missing "
+		        "ewma_alpha, sample: missing "
 		        "(at least one is required)");
+	if (json_object_get(params, "sample") != NULL &&
+	    decode_sample(out, json_object_get(params, "sample")) != 0)
+		return out->code;
 	if ((json_object_get(params, "threshold") != NULL &&
 	     decode_real(out, params, "threshold", 0, true, 1, &th) != 0) ||
 	    (json_object_get(params, "threshold_low") != NULL &&
@@ -345,7 +375,7 @@ const struct lb_rpc_method lb_rpc_hot_methods[] = {
          .handler = rpc_hot_set,
          .no_batch = true,
          .usage = "hot_set {threshold?, threshold_low?, epsilon?, demote_windows?, window_ms?, "
-                  "margin?, ewma_alpha?} "
+                  "margin?, ewma_alpha?, sample?} "
                   "(at least one)"},
         {.name = "hot_pin",
          .handler = rpc_hot_pin,

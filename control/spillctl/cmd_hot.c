@@ -16,7 +16,8 @@
 #include "spillctl.h"
 #include "table.h"
 
-/* A JSON number as text: integers as they are, reals with %g. */
+/* A JSON number as text: integers as they are, reals with %g; a string
+ * (hot_list's "sample": "auto") escaped. */
 static void
 num_text(const json_t *v, char *buf, size_t len)
 {
@@ -24,6 +25,8 @@ num_text(const json_t *v, char *buf, size_t len)
 		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
 	else if (json_is_real(v))
 		snprintf(buf, len, "%g", json_real_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", spillctl_esc(json_string_value(v)));
 	else
 		snprintf(buf, len, "?");
 }

@@ -272,8 +272,16 @@ static const struct spillctl_member override_m[] = {
 static const struct spillctl_shape override = {K_OBJ, override_m, NULL};
 static const struct spillctl_shape overrides = {K_ARR, NULL, &override};
 
+/* The controller's parameters: numbers, and "sample" ("auto" or a shift). */
+static const struct spillctl_shape int_or_str = {K_INT | K_STR, NULL, NULL};
+static const struct spillctl_member hot_params_m[] = {
+        OPT("threshold", number),      OPT("threshold_low", number), OPT("epsilon", number),
+        OPT("demote_windows", number), OPT("window_ms", number),     OPT("margin", number),
+        OPT("ewma_alpha", number),     OPT("sample", int_or_str),    {NULL, false, NULL}};
+static const struct spillctl_shape hot_params = {K_OBJ, hot_params_m, NULL};
+
 static const struct spillctl_member hot_list_m[] = {REQ("window", integer),
-                                                    REQ("params", numbers),
+                                                    REQ("params", hot_params),
                                                     REQ("counters", numbers),
                                                     REQ("overrides", overrides),
                                                     {NULL, false, NULL}};
@@ -285,4 +293,4 @@ static const struct spillctl_member event_m[] = {
 static const struct spillctl_shape event = {K_OBJ, event_m, NULL};
 const struct spillctl_shape spillctl_shape_hot_events = {K_ARR, NULL, &event};
 
-const struct spillctl_shape spillctl_shape_hot_set = {K_OBJ, NULL, &number};
+const struct spillctl_shape spillctl_shape_hot_set = {K_OBJ, hot_params_m, NULL};

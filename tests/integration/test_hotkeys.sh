@@ -38,6 +38,16 @@
 #     reaches the replica set down after the reply; the cap holds again over
 #     the backends left from 2 windows after the change; every flow that
 #     moved left the downed backend, once, after the change.
+# Then a second, shorter run of the same VIP with hot_mode "report" (a client
+# opening many connections that must all share one backend): 1 s of
+# background, then 2 s in which the same source carries half of the packets;
+# the sketches' sample shift set to 2 over the socket (hot_set) before it;
+# hot_list read over the socket while the key is hot. hotkeys_report_check.py
+# asserts the key is listed as reported (kind "report") with no override, no
+# promotion, and every packet of its connections on the one backend the
+# test's Maglev model (maglev_ref.py) gives for the source key; and, against
+# the first run's results, that spread mode split the key over several
+# backends.
 # usage: test_hotkeys.sh BUILD_DIR
 set -euo pipefail
 BUILD=$(readlink -f "${1:?usage: test_hotkeys.sh BUILD_DIR}")
@@ -107,3 +117,34 @@ spw_memif_run "$WORK/scenario.json" '^(EAL|TELEMETRY|$)' 30 \
 	--period 0.01 --end 7.0 --hot --deadline 280 --actions "$WORK/actions.json"
 /usr/bin/python3 "$HERE/hotkeys_check.py" "$WORK/lb.json" "$WORK/scenario.json" \
 	"$WORK/live.json" "$WORK/results.json" "$WORK/series.csv" "$WORK/spillwayd-stats.json"
+
+# --- report mode: the key hot, every connection on its one backend ----------
+mkdir "$WORK/spread"
+mv "$WORK/lb.json" "$WORK/scenario.json" "$WORK/live.json" "$WORK/results.json" \
+	"$WORK/series.csv" "$WORK/spillwayd-stats.json" "$WORK/spread/"
+[ -n "$MEMIF_WORK" ] && rm -rf "$MEMIF_WORK"
+MEMIF_WORK=
+rm -f "$WORK/stop" "$WORK/miss"
+unset SPILLWAY_TEST_HOT_MISS_FILE
+sed 's/"key": "src_ip",/"key": "src_ip", "hot_mode": "report",/' "$WORK/spread/lb.json" >"$WORK/lb.json"
+grep -q '"hot_mode": "report"' "$WORK/lb.json" || { echo "FAIL: report config not written"; exit 1; }
+cat >"$WORK/scenario.json" <<'JSON'
+{"description": "uniform background, then one source address with half of the packets (report mode)",
+ "flows": 20000, "zipf": 0, "size": 64, "interval_ms": 10, "seed": 4, "cap": 1.25,
+ "phases": [
+   {"name": "steady", "start": 0, "end": 1, "rate": 100000},
+   {"name": "hot", "start": 1, "end": 3, "rate": 100000,
+    "hot": {"key": "src_ip", "share": 0.5, "vip": 0, "connections": 64,
+            "packets_per_connection": 3, "src": "203.0.113.77", "sport": 1024,
+            "pool": 64512}}]}
+JSON
+cat >"$WORK/actions.json" <<'JSON'
+[{"at": 0.5, "method": "hot_set", "params": {"sample": 2}},
+ {"at": 1.8, "method": "hot_list", "params": {}},
+ {"at": 2.3, "method": "hot_list", "params": {}},
+ {"at": 2.8, "method": "hot_list", "params": {}}]
+JSON
+spw_memif_run "$WORK/scenario.json" '^(EAL|TELEMETRY|$)' 10 \
+	--period 0.01 --end 3.0 --hot --deadline 200 --actions "$WORK/actions.json"
+/usr/bin/python3 "$HERE/hotkeys_report_check.py" "$WORK/lb.json" "$WORK/scenario.json" \
+	"$WORK/live.json" "$WORK/results.json" "$WORK/spread/results.json"

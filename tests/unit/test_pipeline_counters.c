@@ -3,9 +3,11 @@
  * Unit tests for what lb_pipeline_burst() counts and samples: a mixed burst
  * conserving packets across forwarded, back, exception and every drop reason,
  * the hot-key sketch fed a burst at a time against one lb_sketch_add() per
- * packet, and the per-VIP and per-backend counters kept in registers against
- * the packets' fates (pipeline_fixture.h).
+ * packet, the per-VIP and per-backend counters kept in registers against
+ * the packets' fates, and hot.weight (packets or bytes) in the sketch and the
+ * controller's backend loads against a model of the frames (pipeline_fixture.h).
  */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 #include "sketch.h"
 #include "snapshot.h"
 
+#include "../../control/hot_window.h"
 #include "pipeline_fixture.h"
 
 /* --- tests --------------------------------------------------------------- */
@@ -318,6 +321,148 @@ test_pipeline_vip_backend_counters_exact(void **state)
 	free(bid);
 }
 
+/*
+ * hot.weight: one source of few large packets (A: 24 of 1400 payload bytes),
+ * one of many small ones (B: 240 bare TCP headers), and 60 background sources
+ * (4 packets of 200 payload bytes each) on a src_ip VIP. The test's model
+ * weighs each frame as it built it (1, or its IP total length 20 + 20 +
+ * payload) and says which sources reach the threshold: in packets B alone, in
+ * bytes A alone. The sketch (1 in 1) must report the model's VIP total
+ * exactly, the model's hot sources as its candidates at or above the
+ * threshold and no other, each within 5% of the model's count (Count-Min
+ * never under); the controller's backend loads (lb_hot_window_backend_load)
+ * must be the model's weights of the frames each backend received.
+ */
+struct weight_src {
+	uint8_t last;     /* 198.51.100.last */
+	uint32_t packets; /* connections of one packet each */
+	uint32_t payload;
+};
+
+static void
+test_pipeline_hot_weight_bytes(void **state)
+{
+	static const char vips[] =
+	        "{\"address\": \"192.0.2.10\", \"port\": 80, \"protocol\": "
+	        "\"tcp\", \"key\": \"src_ip\", \"backends\": [" VIP0_BACKENDS "]}";
+	const double phi = 0.2;
+	struct weight_src src[62] = {{1, 24, 1400}, {2, 240, 0}};
+	struct fixture *fx = *state;
+	const uint32_t max = 1024;
+	struct frame *f = calloc(max, sizeof(*f));
+	const struct frame **fp = calloc(max, sizeof(*fp));
+	int *fate = calloc(max, sizeof(int)), *bid = calloc(max, sizeof(int));
+	uint8_t *who = calloc(max, 1);
+	struct lb_sketch_cand *cands = calloc(LB_SKETCH_CANDS, sizeof(*cands));
+	uint32_t n = 0, left[62];
+
+	assert_true(f != NULL && fp != NULL && fate != NULL && bid != NULL && who != NULL &&
+	            cands != NULL);
+	for (uint32_t i = 2; i < 62; i++)
+		src[i] = (struct weight_src){(uint8_t)(10 + i), 4, 200};
+	for (uint32_t i = 0; i < 62; i++)
+		left[i] = src[i].packets;
+	/* Interleaved: a packet of every source with some left, round after round. */
+	for (bool more = true; more;) {
+		more = false;
+		for (uint32_t i = 0; i < 62; i++) {
+			struct flow fl = flow4(0);
+
+			if (left[i] == 0)
+				continue;
+			assert_true(n < max);
+			fl.src = ip4_addr(198, 51, 100, src[i].last);
+			fl.sport = (uint16_t)(2000 + left[i]);
+			build(&f[n], &fl, src[i].payload, IP4_DF, false);
+			fp[n] = &f[n];
+			who[n++] = (uint8_t)i;
+			left[i]--;
+			more = true;
+		}
+	}
+	for (int bytes = 0; bytes < 2; bytes++) {
+		struct lb_config *cfg = cfg_load(1500, "icmp", vips);
+		const struct lb_core_counters *cores[1] = {fx->w->cnt};
+		struct lb_publisher pub = {.cores = cores, .n_cores = 1};
+		struct lb_hot_window hw = {.pub = &pub};
+		uint64_t before[LB_MAX_BACKENDS], want_load[LB_MAX_BACKENDS] = {0};
+		uint64_t total[LB_MAX_VIPS], model_total = 0, model[62] = {0};
+		struct lb_sketch *sk = lb_sketch_create(0);
+		const struct flow vf = flow4(0);
+		const struct lb_vip *v;
+		uint32_t k = 0, hot_seen = 0;
+
+		assert_non_null(sk);
+		cfg->hot.weight = bytes ? LB_HOT_WEIGHT_BYTES : LB_HOT_WEIGHT_PACKETS;
+		fx_config(fx, cfg);
+		pub.cfg = fx->cfg;
+		v = lb_vip_lookup(fx->snap, LB_AF_INET, &vf.dst, PROTO_TCP, htons(80));
+		assert_non_null(v);
+		for (uint32_t b = 0; b < LB_MAX_BACKENDS; b++)
+			before[b] = lb_hot_window_backend_load(&hw, 0, b);
+		assert_int_equal(lb_sketch_set_policy(sk, 0, bytes), 0);
+		lb_sketch_poll(sk, 1);
+		assert_int_equal(sk->weight_bytes, bytes);
+		fx->w->sketch = sk;
+		for (uint32_t i = 0; i < n; i += LB_BURST)
+			run_frames(fx, fp + i, n - i < LB_BURST ? n - i : LB_BURST, fate + i,
+			           bid + i);
+		fx->w->sketch = NULL;
+		lb_sketch_poll(sk, 2);
+		assert_true(lb_sketch_read(sk, 1, cands, LB_SKETCH_CANDS, &k, total));
+
+		/* The model: each frame's weight as the test built it. */
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t w = bytes ? 20 + 20 + src[who[i]].payload : 1;
+
+			model[who[i]] += w;
+			model_total += w;
+			assert_int_equal(fate[i], FATE_FWD);
+			want_load[bid[i]] += w;
+		}
+		assert_int_equal(total[v->id], model_total);
+		for (uint32_t i = 0; i < 62; i++) {
+			const struct lb_sketch_cand *c = NULL;
+			union lb_ip a = ip4_addr(198, 51, 100, src[i].last);
+			bool model_hot = (double)model[i] >= phi * (double)model_total;
+
+			for (uint32_t j = 0; j < k; j++)
+				if (cands[j].vip_id == v->id &&
+				    memcmp(&cands[j].key.src, &a, sizeof(a)) == 0)
+					c = &cands[j];
+			if (model_hot) {
+				assert_non_null(c);
+				assert_true(c->count >= model[i]);
+				assert_true((double)c->count <= 1.05 * (double)model[i]);
+				hot_seen++;
+				print_message(
+				        "weight %s: source 198.51.100.%u hot, model %llu of %llu "
+				        "(%.3f), sketch %u\n",
+				        bytes ? "bytes" : "packets", src[i].last,
+				        (unsigned long long)model[i],
+				        (unsigned long long)model_total,
+				        (double)model[i] / (double)model_total, c->count);
+			} else if (c != NULL) {
+				assert_true((double)c->count < phi * (double)total[v->id]);
+			}
+		}
+		assert_int_equal(hot_seen, 1);
+		/* Which source is hot depends on the unit: B in packets, A in bytes. */
+		assert_true(((double)model[bytes ? 0 : 1] >= phi * (double)model_total) &&
+		            ((double)model[bytes ? 1 : 0] < phi * (double)model_total));
+		for (uint32_t b = 0; b < LB_MAX_BACKENDS; b++)
+			assert_int_equal(lb_hot_window_backend_load(&hw, 0, b) - before[b],
+			                 want_load[b]);
+		lb_sketch_free(sk);
+	}
+	free(f);
+	free(fp);
+	free(fate);
+	free(bid);
+	free(who);
+	free(cands);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int
@@ -327,6 +472,7 @@ main(void)
 	        T(test_pipeline_counters_conserve),
 	        T(test_pipeline_sketch_matches_per_packet),
 	        T(test_pipeline_vip_backend_counters_exact),
+	        T(test_pipeline_hot_weight_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -144,13 +144,29 @@ static const struct err_case hot_err_cases[] = {
 
         /* hot_set */
         {"hot_set nothing", REQ("hot_set", "{}"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha: "
-         "missing",
+         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha, "
+         "sample: missing",
          "1"},
         {"hot_set no params", REQ0("hot_set"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha: "
-         "missing",
+         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha, "
+         "sample: missing",
          "1"},
+        {"hot_set sample negative", REQ("hot_set", "{'sample': -1}"), P,
+         "sample: -1 out of range [0, 8]", "1"},
+        {"hot_set sample too big", REQ("hot_set", "{'sample': 9}"), P,
+         "sample: 9 out of range [0, 8]", "1"},
+        {"hot_set sample real", REQ("hot_set", "{'sample': 2.5}"), P,
+         "sample: expected \"auto\" or a shift 0-8, got a number", "1"},
+        {"hot_set sample other string", REQ("hot_set", "{'sample': 'fast'}"), P,
+         "sample: expected \"auto\" or a shift 0-8, got \"fast\"", "1"},
+        {"hot_set sample null", REQ("hot_set", "{'sample': null}"), P,
+         "sample: expected \"auto\" or a shift 0-8, got null", "1"},
+        {"hot_set sample bad among good", REQ("hot_set", "{'threshold': 0.1, 'sample': 16}"), P,
+         "sample: 16 out of range", "1"},
+        /* What the sketches count is fixed for the process. */
+        {"hot_set weight", REQ("hot_set", "{'weight': 'bytes'}"), P, "weight: restart-only", "1"},
+        {"hot_set weight among good", REQ("hot_set", "{'threshold': 0.1, 'weight': 'packets'}"), P,
+         "weight: restart-only", "1"},
         {"hot_set unknown field", REQ("hot_set", "{'threshold': 0.1, 'alpha': 0.5}"), P,
          "alpha: unknown field", "1"},
         {"hot_set threshold 0", REQ("hot_set", "{'threshold': 0}"), P,
@@ -584,6 +600,16 @@ test_rpc_hot_set(void **state)
 	        {"{'margin': 0.5, 'ewma_alpha': 0.01}",
 	         "{'threshold': 0.2, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
 	         "1000, 'window_ms': 60000, 'margin': 0.5, 'ewma_alpha': 0.01}"},
+	        /* sample: a shift at either bound, or "auto". */
+	        {"{'sample': 0}",
+	         "{'threshold': 0.2, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
+	         "1000, 'window_ms': 60000, 'margin': 0.5, 'ewma_alpha': 0.01, 'sample': 0}"},
+	        {"{'sample': 8, 'threshold': 0.3}",
+	         "{'threshold': 0.3, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
+	         "1000, 'window_ms': 60000, 'margin': 0.5, 'ewma_alpha': 0.01, 'sample': 8}"},
+	        {"{'sample': 'auto'}",
+	         "{'threshold': 0.3, 'threshold_low': 0.15, 'epsilon': 100, 'demote_windows': "
+	         "1000, 'window_ms': 60000, 'margin': 0.5, 'ewma_alpha': 0.01, 'sample': 'auto'}"},
 	};
 	struct fake *f = *state;
 
