@@ -358,7 +358,7 @@ parse_hot_planner(struct ctx *c, const json_t *o, struct lb_config *cfg)
 	if ((rc = get_uint(c, "hot", o, "demote_windows", 1, 1000, &u, 0)) != 0)
 		return rc;
 	cfg->hot.demote_windows = (uint32_t)u;
-	if ((rc = get_real(c, "hot", o, "threshold_low", 1e-6, 1.0, &cfg->hot.threshold_low)) != 0)
+	if ((rc = get_real(c, "hot", o, "threshold_low", 1e-7, 1.0, &cfg->hot.threshold_low)) != 0)
 		return rc;
 	if (json_object_get(o, "threshold_low") != NULL &&
 	    cfg->hot.threshold_low > cfg->hot.threshold)
