@@ -453,6 +453,29 @@ step_z2(const struct lb_hotkey *h, const struct lb_backend *b, double x, const u
 	return LB_HOT_STEP_Z * LB_HOT_STEP_Z * (x > 1 ? x : 1) * u;
 }
 
+/* Backend id's deviation this window from its smoothed load scaled to this
+ * window's VIP volume (vip_sum / vip_w as lb_hot_plan_update_loads() sets them). */
+static double
+deviation(const struct lb_hotkey *h, const struct lb_backend *b, uint32_t id, const uint64_t *load)
+{
+	double x = load != NULL ? (double)load[id] : 0;
+
+	if (b->vip_id < LB_MAX_VIPS && h->vip_w[b->vip_id] > 0)
+		return x - h->load[id] * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
+	return x - h->load[id];
+}
+
+/* Whether backend id's load this window is a step: beyond LB_HOT_STEP_Z times
+ * its count's sampling noise plus its measured noise. */
+static bool
+is_step(const struct lb_hotkey *h, const struct lb_backend *b, uint32_t id, const uint64_t *load,
+        const uint64_t *vip_total)
+{
+	double x = load != NULL ? (double)load[id] : 0, d = deviation(h, b, id, load);
+
+	return d * d > step_z2(h, b, x, vip_total) + LB_HOT_STEP_Z * LB_HOT_STEP_Z * h->var[id];
+}
+
 void
 lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
                          const uint64_t *vip_total)
@@ -488,13 +511,27 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 			h->vip_w[b->vip_id] += h->load[id];
 		}
 	}
+	/* Steps first: a step on one backend (a key arriving on its home, or
+	 * growing, or leaving it) changes the share of every other backend of its
+	 * VIP too, often by less than the step bound, and of the key's replicas'
+	 * other traffic inside their totals. That is the new mix, not noise: in
+	 * such a window every load of the VIP restarts from it, noise kept. */
+	for (uint32_t id = 0; id < n; id++) {
+		const struct lb_backend *b = &s->backends[id];
+
+		if (b->gen == 0 || h->load_gen[id] != b->gen ||
+		    (b->vip_id < LB_MAX_VIPS &&
+		     h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) ||
+		    !is_step(h, b, id, load, vip_total))
+			continue;
+		h->stepped[id] = h->stamp;
+		if (b->vip_id < LB_MAX_VIPS)
+			h->vip_stepped[b->vip_id] = h->stamp;
+	}
 	for (uint32_t id = 0; id < n; id++) {
 		const struct lb_backend *b = &s->backends[id];
 		uint16_t gen = b->gen;
-		double x = load != NULL ? (double)load[id] : 0, d = x - h->load[id];
-
-		if (b->vip_id < LB_MAX_VIPS && h->vip_w[b->vip_id] > 0)
-			d = x - h->load[id] * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
+		double x = load != NULL ? (double)load[id] : 0, d = deviation(h, b, id, load);
 
 		if (gen == 0) {
 			h->load[id] = 0;
@@ -505,8 +542,8 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		} else if (b->vip_id < LB_MAX_VIPS &&
 		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
 			h->load[id] = x;
-		} else if (d * d > step_z2(h, b, x, vip_total) +
-		                           LB_HOT_STEP_Z * LB_HOT_STEP_Z * h->var[id]) {
+		} else if (h->stepped[id] == h->stamp ||
+		           (b->vip_id < LB_MAX_VIPS && h->vip_stepped[b->vip_id] == h->stamp)) {
 			h->load[id] = x; /* a step in the traffic mix: not noise */
 			h->stepped[id] = h->stamp;
 		} else {

@@ -82,6 +82,8 @@ void lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t 
  * loads are taken as packets); a deviation beyond LB_HOT_STEP_Z times the
  * sampling noise of the count plus the measured noise is a step in the traffic
  * mix: the load restarts from this window and the noise estimate keeps it out.
+ * In a window in which one of a VIP's loads stepped, all of its loads restart
+ * (their shares moved with the new mix), noise kept.
  */
 void lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s,
                               const uint64_t *load, const uint64_t *vip_total);

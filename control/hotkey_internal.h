@@ -188,6 +188,8 @@ struct lb_hotkey {
 	 * at the latest window, and at this one; a change re-bases its loads. */
 	uint64_t vip_sig[LB_MAX_VIPS];
 	uint64_t vip_sig_now[LB_MAX_VIPS];
+	/* Per VIP: == stamp: one of its loads stepped this window. */
+	uint64_t vip_stepped[LB_MAX_VIPS];
 };
 
 static inline double

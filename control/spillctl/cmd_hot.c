@@ -170,6 +170,32 @@ static const struct spillctl_command hot_events_cmd = {
         .run = cmd_hot_events,
 };
 
+/* The sketches' sampling shift the daemon accepts (hot.sample, LB_HOT_SAMPLE_MAX). */
+#define SAMPLE_SHIFT_MAX 8
+
+/* --sample auto|N: "auto" or a shift 0-SAMPLE_SHIFT_MAX, added to @p as "sample". */
+static bool
+opt_sample(const struct spillctl_args *a, json_t *p)
+{
+	const char *s = spillctl_arg_get(a, "sample");
+	unsigned long v;
+
+	if (s == NULL)
+		return true;
+	if (strcmp(s, "auto") == 0) {
+		json_object_set_new(p, "sample", json_string("auto"));
+		return true;
+	}
+	if (!spillctl_parse_ulong(s, SAMPLE_SHIFT_MAX, &v)) {
+		spillctl_usage_error(a->cmd,
+		                     "--sample: '%s' is not \"auto\" or an integer from 0 to %d", s,
+		                     SAMPLE_SHIFT_MAX);
+		return false;
+	}
+	json_object_set_new(p, "sample", json_integer((json_int_t)v));
+	return true;
+}
+
 static int
 cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 {
@@ -181,7 +207,7 @@ cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 	    !spillctl_opt_real(a, "threshold-low", "threshold_low", 0, true, 1, p) ||
 	    !spillctl_opt_real(a, "epsilon", "epsilon", 0.001, false, 100, p) ||
 	    !spillctl_opt_uint(a, "demote-windows", "demote_windows", 1, 1000, p) ||
-	    !spillctl_opt_uint(a, "window-ms", "window_ms", 10, 60000, p)) {
+	    !spillctl_opt_uint(a, "window-ms", "window_ms", 10, 60000, p) || !opt_sample(a, p)) {
 		json_decref(p);
 		return SPILLCTL_EXIT_USAGE;
 	}
@@ -189,7 +215,7 @@ cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 		json_decref(p);
 		return spillctl_usage_error(a->cmd, "hot set: give at least one of --threshold, "
 		                                    "--threshold-low, --epsilon, --demote-windows, "
-		                                    "--window-ms");
+		                                    "--window-ms, --sample");
 	}
 	rc = spillctl_call_print(cli, "hot_set", p, &spillctl_shape_hot_set, &res);
 	if (res != NULL) {
@@ -200,15 +226,19 @@ cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 }
 
 static const struct spillctl_opt opts_hot_set[] = {
-        {.name = "threshold", .has_arg = true}, {.name = "threshold-low", .has_arg = true},
-        {.name = "epsilon", .has_arg = true},   {.name = "demote-windows", .has_arg = true},
-        {.name = "window-ms", .has_arg = true}, {.name = NULL},
+        {.name = "threshold", .has_arg = true},
+        {.name = "threshold-low", .has_arg = true},
+        {.name = "epsilon", .has_arg = true},
+        {.name = "demote-windows", .has_arg = true},
+        {.name = "window-ms", .has_arg = true},
+        {.name = "sample", .has_arg = true},
+        {.name = NULL},
 };
 
 static const struct spillctl_command hot_set_cmd = {
         .name = "hot set",
         .synopsis = "[--threshold X] [--threshold-low X] [--epsilon X] [--demote-windows N] "
-                    "[--window-ms N]",
+                    "[--window-ms N] [--sample auto|N]",
         .summary = "change the hot-key parameters",
         .help = "Changes the controller's parameters from the next window (method\n"
                 "\"hot_set\"); at least one option. Prints the parameters now in force.\n"
@@ -225,10 +255,13 @@ static const struct spillctl_command hot_set_cmd = {
                 "  --demote-windows N   demote after N consecutive windows below the lower\n"
                 "                       threshold, 1-1000\n"
                 "  --window-ms N        the measurement window, 10-60000 ms\n"
+                "  --sample auto|N      the sketches sample 1 packet in 2^N, 0-8; auto:\n"
+                "                       each core from its measured rate\n"
                 "\n"
                 "Examples:\n"
                 "  spillctl hot set --threshold 0.05 --threshold-low 0.02\n"
-                "  spillctl hot set --epsilon 0.1 --window-ms 200\n",
+                "  spillctl hot set --epsilon 0.1 --window-ms 200\n"
+                "  spillctl hot set --sample 2\n",
         .opts = opts_hot_set,
         .run = cmd_hot_set,
 };

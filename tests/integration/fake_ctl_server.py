@@ -455,10 +455,12 @@ class State:
     def m_hot_set(self, p):
         self.hot_enabled()
         check_fields(p, "", ("threshold", "threshold_low", "epsilon", "demote_windows",
-                             "window_ms"))
+                             "window_ms", "sample"))
         if not p:
             raise RpcError(INVALID_PARAMS, "threshold, threshold_low, epsilon, demote_windows, "
-                           "window_ms: missing (at least one is required)")
+                           "window_ms, sample: missing (at least one is required)")
+        if "sample" in p and p["sample"] != "auto":
+            check_int(p["sample"], "sample", 0, 8)
         for k, lo, hi in (("threshold", 0, 1), ("threshold_low", 0, 1), ("epsilon", 0.001, 100)):
             if k in p:
                 x = p[k]

@@ -271,6 +271,10 @@ usage_case hot set --demote-windows 2.5
 usage_case hot set --window-ms 5
 usage_case hot set --window-ms 60001
 usage_case hot set --threshold 0.1 --threshold 0.2
+usage_case hot set --sample 9
+usage_case hot set --sample -1
+usage_case hot set --sample 2.5
+usage_case hot set --sample Auto
 usage_case hot pin 192.0.2.10:80
 usage_case hot pin 192.0.2.10:80 gateway
 usage_case hot pin 192.0.2.10:80 198.51.100.7:40000
@@ -920,6 +924,17 @@ ctl hot set --threshold-low 0.5
 expect_rc 1
 expect_req hot_set '{"threshold_low":0.5}'
 expect_err "spillctl: threshold_low: 0.5 is above threshold 0.05 (code -32602)"
+ctl hot set --sample auto
+expect_rc 0
+expect_req hot_set '{"sample":"auto"}'
+expect_out "hot-key parameters: threshold 0.05, threshold_low 0.02, epsilon 0.5, demote_windows 7, window_ms 250, sample auto"
+ctl --json hot set --window-ms 100 --sample 0
+expect_rc 0
+expect_req hot_set '{"window_ms":100,"sample":0}'
+expect_json 'v["sample"] == 0 and v["window_ms"] == 100'
+ctl hot set --sample=8
+expect_rc 0
+expect_req hot_set '{"sample":8}'
 
 # The key per the VIP's key mode: 5tuple (dport defaults to the VIP's port).
 ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001 --replicas 2
