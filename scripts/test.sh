@@ -25,7 +25,10 @@ echo "== tests under ASan + UBSan (build-asan/)"
 # Not the lint suite: it reads the sources (and compiles headers with its own
 # flags), so its verdict is the same in every build; build/ ran it above
 # (docs/testing.md). The package suite is defined only without sanitizers.
-meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite lint
+# The soak runs its three segments (two kill -9 restarts from --state, the
+# clean one with the leak and counter checks) of 20 s here, 30 s in build/.
+SOAK_SECONDS=${SOAK_SECONDS:-60} SOAK_SEGMENT=${SOAK_SEGMENT:-20} \
+	meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite lint
 echo "== fuzzers (clang + libFuzzer, ${SPW_FUZZ_SECONDS:-30} s each; see docs/fuzzing.md)"
 if [ ! -f build-fuzz/build.ninja ]; then
 	CC=clang meson setup build-fuzz -Db_sanitize=none -Dbenchmarks=disabled >/dev/null
