@@ -214,9 +214,9 @@ const char *lb_config_unknown_key(const json_t *obj, const char *const *allowed)
 
 /**
  * A VIP's hot_mode value (v, the member's JSON) for a VIP of protocol proto:
- * "spread", "report" or "off" into *out. "per_packet" is refused, on a TCP VIP
- * as TCP-incompatible and on a UDP VIP as not supported yet. Messages name
- * path.hot_mode ("hot_mode" for an empty path).
+ * "spread", "report", "off" or (UDP VIPs only) "per_packet" into *out;
+ * "per_packet" on any other protocol is refused (a TCP connection must stay on
+ * one backend). Messages name path.hot_mode ("hot_mode" for an empty path).
  *
  * @return 0, or -EINVAL with "path.hot_mode: reason" in err.
  */

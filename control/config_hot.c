@@ -47,13 +47,6 @@ lb_config_hot_mode_from_json(const json_t *v, uint8_t proto, const char *path, u
 			         p);
 			return -EINVAL;
 		}
-		if (i == LB_HOT_PER_PACKET) {
-			snprintf(err, errlen,
-			         "%s: \"per_packet\" is not supported yet (the data path does not "
-			         "spray a key's packets); use spread, report or off",
-			         p);
-			return -EINVAL;
-		}
 		*out = i;
 		return 0;
 	}

@@ -199,6 +199,8 @@ static const struct metric core_metrics[] = {
          "ICMP errors steered by the flow they quote."},
         {"hot_spread", "spillway_hot_spread_flows_total", "counter",
          "New flows sent to a hot key's replica by its override."},
+        {"hot_sprayed", "spillway_hot_sprayed_packets_total", "counter",
+         "Packets of a per_packet VIP's hot key sent to a replica drawn per packet."},
         {"flow_unpinned", "spillway_flow_unpinned_packets_total", "counter",
          "Packets of new flows sent without a flow-table entry (bucket full of established "
          "flows)."},

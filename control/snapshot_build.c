@@ -151,8 +151,9 @@ shareable(const struct lb_snapshot *prev, const uint16_t *pos, const struct lb_s
 }
 
 static void
-place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t mask,
-                uint16_t *replicas, const struct lb_snapshot_override *ov, uint32_t n_ov)
+place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_slot *slots,
+                uint32_t mask, uint16_t *replicas, const struct lb_snapshot_override *ov,
+                uint32_t n_ov)
 {
 	uint32_t next = 0, n = 0;
 
@@ -182,6 +183,10 @@ place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t 
 		slots[i].vip_id = ov[k].vip_id;
 		slots[i].first = first;
 		slots[i].n_replicas = (uint16_t)(next - first);
+		/* A per_packet VIP's packets look for their key's override first. */
+		for (uint32_t j = 0; j < s->n_vips; j++)
+			if (vips[j].id == ov[k].vip_id && vips[j].hot_mode == LB_HOT_PER_PACKET)
+				vips[j].spray = 1;
 	}
 	s->overrides.n = n;
 	s->overrides.mask = mask;
@@ -392,6 +397,7 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 		v->port = htons(cv->port);
 		v->key_mode = cv->key_mode;
 		v->hot_mode = cv->hot_mode;
+		v->spray = 0; /* set by place_overrides() */
 		v->encap = cv->encap;
 		v->id = cv->id;
 		for (uint32_t j = 0; j < cv->n_backends; j++) {
@@ -432,7 +438,7 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 			         strerror(-jobs.rc[k]));
 			goto fail;
 		}
-	place_overrides(s, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
+	place_overrides(s, vips, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
 	                (uint16_t *)(base + off_reps), ov, n_ov);
 	goto out;
 fail:

@@ -31,6 +31,7 @@ core_json(const struct lb_core_counters *c)
 	        (json_int_t)c->fragments, "icmp_errors", (json_int_t)c->icmp_errors, "dropped",
 	        (json_int_t)dropped, "drops", drops);
 	json_object_set_new(o, "hot_spread", json_integer((json_int_t)c->hot_spread));
+	json_object_set_new(o, "hot_sprayed", json_integer((json_int_t)c->hot_sprayed));
 	json_object_set_new(o, "frag_tracked", json_integer((json_int_t)c->frag_tracked));
 	json_object_set_new(o, "frag_followed", json_integer((json_int_t)c->frag_followed));
 	json_object_set_new(o, "frag_unmatched", json_integer((json_int_t)c->frag_unmatched));
@@ -62,6 +63,7 @@ sum_scalars(struct lb_core_counters *t, const struct lb_core_counters *c)
 	t->fragments += c->fragments;
 	t->icmp_errors += c->icmp_errors;
 	t->hot_spread += c->hot_spread;
+	t->hot_sprayed += c->hot_sprayed;
 	t->frag_tracked += c->frag_tracked;
 	t->frag_followed += c->frag_followed;
 	t->frag_unmatched += c->frag_unmatched;

@@ -32,7 +32,7 @@ static const struct {
         F(flow_evictions), F(flow_rechosen), F(fragments),         F(icmp_errors),
         F(hot_spread),     F(frag_tracked),  F(frag_followed),     F(frag_unmatched),
         F(frag_evictions), F(flow_unpinned), F(flow_rate_limited), F(fragmented_out),
-        F(fragments_out),  F(pmtu_learned),  F(pmtu_ignored),
+        F(fragments_out),  F(pmtu_learned),  F(pmtu_ignored),      F(hot_sprayed),
 #undef F
 };
 

@@ -155,6 +155,6 @@ const char *lb_telemetry_field_name(unsigned int i);
 /** The value of field i in c, read with a relaxed atomic load. */
 uint64_t lb_telemetry_field_load(const struct lb_core_counters *c, unsigned int i);
 
-#define LB_TELE_N_FIELDS 23
+#define LB_TELE_N_FIELDS 24
 
 #endif /* LB_TELEMETRY_H */

@@ -65,6 +65,7 @@ struct lb_core_counters {
 	uint64_t icmp_errors;    /* ICMP errors steered by their inner flow */
 	uint64_t snapshot_gen;   /* generation of the snapshot this core last used */
 	uint64_t hot_spread;     /* new flows sent to a hot key's replica by its override */
+	uint64_t hot_sprayed;    /* packets of a per_packet VIP's hot key sprayed, unpinned */
 	uint64_t frag_tracked;   /* first fragments whose ports were recorded */
 	uint64_t frag_followed;  /* later fragments steered by their first fragment's ports */
 	uint64_t frag_unmatched; /* fragments steered by addresses only (no first seen) */

@@ -343,6 +343,15 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 			n_fwd = out->n_fwd;
 			continue;
 		}
+		if (unlikely(v->spray)) { /* a per_packet VIP with a hot key */
+			bool sprayed;
+
+			out->n_fwd = n_fwd;
+			sprayed = lb_pipeline_spray(w, s, m, ps, out, &t4, ++w->spray_seq);
+			n_fwd = out->n_fwd;
+			if (sprayed)
+				continue;
+		}
 		sig = lb_flow_sig(ps->hash);
 		idle = ps->info.key.proto == IPPROTO_TCP ? tcp_idle : udp_idle;
 		e = lb_flow_lookup(ft, sig, now);

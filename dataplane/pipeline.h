@@ -48,6 +48,7 @@ struct lb_worker {
 	struct lb_pmtu_table *pmtu; /* shared by all workers; NULL = encap.mtu only */
 	struct lb_pmtu_cursor pmtu_cursor; /* lb_pmtu_sweep()'s position and pass */
 	uint16_t mtu_gate;                 /* the burst's oversize threshold (lb_pmtu_gate()) */
+	uint64_t spray_seq;                /* packets sprayed: each one's own draw (spray.h) */
 } __attribute__((aligned(64)));
 
 struct lb_burst_out {

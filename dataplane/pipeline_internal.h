@@ -52,6 +52,16 @@ __attribute__((noinline)) void lb_pipeline_other(struct lb_worker *w, const stru
                                                  struct lb_burst_out *out,
                                                  const struct lb_encap4_tmpl *t4);
 
+/*
+ * A packet of a VIP with v->spray set: if its key has an override, sent to a
+ * replica drawn by lb_spray_hash(ps->hash, salt), without the flow table
+ * (counted in hot_sprayed), and true; false (nothing done) for any other key.
+ */
+__attribute__((noinline)) bool lb_pipeline_spray(struct lb_worker *w, const struct lb_snapshot *s,
+                                                 struct rte_mbuf *m, const struct pkt_state *ps,
+                                                 struct lb_burst_out *out,
+                                                 const struct lb_encap4_tmpl *t4, uint64_t salt);
+
 /* Per-packet scratch carried from the first pass to the second. */
 struct pkt_state {
 	struct lb_pkt_info info;

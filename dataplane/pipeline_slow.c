@@ -17,6 +17,7 @@
 #include "encap.h"
 #include "flow_state.h"
 #include "frag_out.h"
+#include "spray.h"
 #include "l2.h"
 #include "parse.h"
 #include "pipeline_internal.h"
@@ -292,6 +293,10 @@ frag_steer(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,
 		return true;
 	}
 	f.hash = lb_hash_flow(&s->hkey, &f.info.key);
+	/* A sprayed key: one draw per datagram, the same for all its fragments. */
+	if (unlikely(f.vip->spray) &&
+	    lb_pipeline_spray(w, s, m, &f, out, t4, lb_spray_frag_salt(fm.id)))
+		return true;
 	sig = lb_flow_sig(f.hash);
 	e = lb_flow_lookup(w->ft, sig, w->now);
 	if (e != NULL && lb_backend_usable(s, f.vip, e->backend, e->gen)) {

@@ -99,6 +99,7 @@ struct lb_vip {
 	uint16_t id;           /* stable, indexes per-core VIP counters */
 	uint32_t n_active;     /* backends present in the table */
 	uint8_t hot_mode;      /* enum lb_hot_mode */
+	uint8_t spray;         /* per_packet, and this snapshot overrides a key of it */
 	const uint16_t *table; /* table_size backend ids, LB_BACKEND_NONE if empty;
 	                        * may be shared with other snapshots (read-only) */
 	uint64_t table_digest; /* of everything the table was built from (control only) */

@@ -37,7 +37,7 @@ TOTAL_KEYS = ["rx_packets", "rx_bytes", "forwarded", "forwarded_bytes", "icmp_se
               "flow_hits", "flow_misses", "flow_evictions", "flow_rechosen", "fragments", "icmp_errors",
               "frag_tracked", "frag_followed", "frag_unmatched", "frag_evictions",
               "flow_unpinned", "flow_rate_limited", "fragmented_out", "fragments_out",
-              "pmtu_learned", "pmtu_ignored"]
+              "pmtu_learned", "pmtu_ignored", "hot_sprayed"]
 
 # Spread tolerance. Maglev with M = 65537 slots gives each backend a table share
 # within ~0.1% of w/W for these few backends, so what varies is sampling: with n

@@ -67,10 +67,20 @@ test_hot_mode_config(void **state)
 	                         " 'hot_mode': 'per_packet'}]}",
 	                    err));
 	assert_error(err, "vips[0].hot_mode", "UDP VIPs only");
-	assert_null(load_sq(BASE "'vips': [{'address': '192.0.2.1', 'port': 53, 'protocol': 'udp',"
-	                         " 'hot_mode': 'per_packet'}]}",
+	assert_null(load_sq(BASE "'vips': [{'address': '192.0.2.1', 'port': 0, 'protocol': 'tcp',"
+	                         " 'key': 'src_ip', 'hot_mode': 'per_packet'}]}",
 	                    err));
-	assert_error(err, "vips[0].hot_mode", "not supported yet");
+	assert_error(err, "vips[0].hot_mode", "UDP VIPs only");
+	/* A UDP VIP takes it with every key mode, a single 5-tuple included. */
+	cfg = vip_cfg("udp", "5tuple", "per_packet");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_PER_PACKET);
+	lb_config_free(cfg);
+	cfg = vip_cfg("udp", "src_ip", "per_packet");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_PER_PACKET);
+	lb_config_free(cfg);
+	cfg = vip_cfg("udp", "src_ip_dport", "per_packet");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_PER_PACKET);
+	lb_config_free(cfg);
 	assert_null(load_sq(BASE "'vips': [{'address': '192.0.2.1', 'port': 53, 'protocol': 'udp',"
 	                         " 'hot_mode': 'spray'}]}",
 	                    err));
@@ -108,6 +118,16 @@ test_hot_mode_state_text(void **state)
 	back = load_sq(text, err);
 	assert_non_null(back);
 	assert_int_equal(back->vips[0].hot_mode, LB_HOT_REPORT);
+	free(text);
+	lb_config_free(back);
+	lb_config_free(cfg);
+	/* per_packet on a UDP VIP survives a restart too. */
+	cfg = vip_cfg("udp", "5tuple", "per_packet");
+	assert_int_equal(lb_state_text_encode(st, cfg, &text, &len, &encoded), 0);
+	assert_non_null(strstr(text, "\"hot_mode\": \"per_packet\""));
+	back = load_sq(text, err);
+	assert_non_null(back);
+	assert_int_equal(back->vips[0].hot_mode, LB_HOT_PER_PACKET);
 	free(text);
 	lb_config_free(back);
 	lb_config_free(cfg);
@@ -207,6 +227,37 @@ test_spread_overrides(void **state)
  * The automatic shift against its definition, recomputed here: the largest
  * s <= 8 with (phi / 2) * n / 2^s >= 64.
  */
+/*
+ * A 5-tuple key of a per_packet UDP VIP is one flow whose packets can be
+ * sprayed: overridden (not an elephant), over at least the r of the cap's
+ * formula r = ceil(N p / (c - 1 + p)) (N = 10, p = 0.3, c = 1.25: 6).
+ */
+static void
+test_per_packet_5tuple_overrides(void **state)
+{
+	struct lb_config *cfg = vip_cfg("udp", "5tuple", "per_packet");
+	struct lb_hotkey *h = lb_hotkey_create(NULL);
+	const struct lb_hot_override *ov;
+	struct lb_snapshot *s;
+	char err[ERR_LEN];
+	double x = 10 * 0.3 / (1.25 - 1 + 0.3);
+	uint16_t r_min = (uint16_t)x + ((double)(uint16_t)x < x ? 1 : 0);
+
+	(void)state;
+	assert_int_equal(r_min, 6);
+	s = lb_snapshot_build(cfg, 1, err, sizeof(err));
+	assert_non_null(s);
+	assert_true(window(h, s, 0xabcdef12345ULL, 0.3, 1));
+	assert_int_equal(lb_hotkey_overrides(h, &ov), 1);
+	assert_true(ov[0].n_replicas >= r_min);
+	assert_int_equal(lb_hotkey_listed(h, NULL, 0), 0);
+	/* The operator may pin it too. */
+	assert_int_equal(lb_hotkey_pin(h, s, 0, 0xabcdef12345ULL, NULL, 4, 2), 0);
+	lb_hotkey_free(h);
+	lb_snapshot_free(s);
+	lb_config_free(cfg);
+}
+
 static void
 test_auto_shift(void **state)
 {
@@ -317,6 +368,7 @@ main(void)
 	        cmocka_unit_test(test_elephant_never_overridden),
 	        cmocka_unit_test(test_report_never_overridden),
 	        cmocka_unit_test(test_spread_overrides),
+	        cmocka_unit_test(test_per_packet_5tuple_overrides),
 	        cmocka_unit_test(test_auto_shift),
 	        cmocka_unit_test(test_auto_rate_names_band),
 	        cmocka_unit_test(test_adapt_per_core),
