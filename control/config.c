@@ -3,8 +3,8 @@
  * Configuration loader: JSON document -> struct lb_config, with every field
  * checked for type, range and uniqueness. A rejection names the field's path
  * and says what is wrong; nothing half-built escapes. The model's copies,
- * frees and address helpers are config_model.c's; the way back to a document
- * is config_json.c's.
+ * frees and address helpers are config_model.c's; the name and duplicate
+ * checks config_check.c's; the way back to a document is config_json.c's.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -31,14 +31,9 @@ static int
 fail(struct ctx *c, const char *path, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	/* An empty path (a top-level RPC param object) gets no prefix. */
-	n = snprintf(c->err, c->errlen, "%s%s", path, *path ? ": " : "");
-	if (n < 0 || (size_t)n >= c->errlen)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	lb_config_vfail(c->err, c->errlen, path, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -502,33 +497,6 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	return 0;
 }
 
-/*
- * A backend name: 1 to LB_NAME_MAX - 1 bytes, each one of A-Z a-z 0-9 . _ : -
- * (ASCII, so bytes and characters agree). The message names the first
- * offending byte by position and value, never the name itself: it may hold
- * terminal escapes, and it goes to clients and logs.
- */
-static int
-check_name(struct ctx *c, const char *p, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= LB_NAME_MAX)
-		return fail(c, p, "must be 1 to %d bytes (got %zu)", LB_NAME_MAX - 1, n);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
-
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == ':' || ch == '-')
-			continue;
-		return fail(c, p,
-		            "byte %zu (0x%02x) is not allowed: a name is made of A-Z a-z 0-9 "
-		            ". _ : -",
-		            i + 1, ch);
-	}
-	return 0;
-}
-
 /* A health object under path into a new *out (freed again on failure). */
 static int
 parse_health(struct ctx *c, const char *path, const json_t *o, bool vip,
@@ -590,7 +558,7 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 		char p[256];
 
 		join(p, sizeof(p), path, "name");
-		if ((rc = check_name(c, p, name)) != 0)
+		if ((rc = lb_config_check_name(c->err, c->errlen, p, name)) != 0)
 			return rc;
 		snprintf(b->name, sizeof(b->name), "%s", name);
 	}
@@ -599,105 +567,6 @@ parse_backend(struct ctx *c, const char *path, const json_t *o, const struct lb_
 		return rc;
 	h = json_object_get(o, "health");
 	return h != NULL ? parse_health(c, path, h, false, &b->health, &b->health_digest) : 0;
-}
-
-/* Sort keys for the duplicate check: index, and the identity text. */
-struct dup_key {
-	const struct lb_cfg_backend *b;
-	uint32_t index;
-	char identity[LB_NAME_MAX + 48];
-};
-
-static int
-cmp_dup_addr(const void *x, const void *y)
-{
-	const struct dup_key *a = x, *b = y;
-	int d = memcmp(&a->b->addr, &b->b->addr, sizeof(a->b->addr));
-
-	if (d == 0)
-		d = (int)a->b->af - (int)b->b->af;
-	return d != 0 ? d : (a->index > b->index) - (a->index < b->index);
-}
-
-static int
-cmp_dup_identity(const void *x, const void *y)
-{
-	const struct dup_key *a = x, *b = y;
-	int d = strcmp(a->identity, b->identity);
-
-	return d != 0 ? d : (a->index > b->index) - (a->index < b->index);
-}
-
-/*
- * Reject two backends of one VIP with the same address or the same identity,
- * in O(N log N): for each backend, the first earlier one it duplicates; the
- * error names the first backend (in document order) that duplicates any,
- * address before identity, as a pairwise scan would.
- */
-static int
-check_duplicates(struct ctx *c, const char *path, const struct lb_cfg_vip *v)
-{
-	uint32_t n = v->n_backends, best_i = UINT32_MAX, best_j = 0;
-	struct dup_key *k;
-	uint32_t *addr_dup, *id_dup;
-	int rc = 0;
-
-	if (n < 2)
-		return 0;
-	k = calloc(n, sizeof(*k));
-	addr_dup = calloc(n, sizeof(*addr_dup));
-	id_dup = calloc(n, sizeof(*id_dup));
-	if (k == NULL || addr_dup == NULL || id_dup == NULL) {
-		rc = fail(c, path, "out of memory");
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		k[i].b = &v->backends[i];
-		k[i].index = i;
-		lb_cfg_backend_identity(k[i].b, k[i].identity, sizeof(k[i].identity));
-		addr_dup[i] = id_dup[i] = UINT32_MAX;
-	}
-	/* Sorted with ties by index, the first of each run is the earliest. */
-	qsort(k, n, sizeof(*k), cmp_dup_addr);
-	for (uint32_t i = 1, first = 0; i < n; i++) {
-		if (memcmp(&k[i].b->addr, &k[first].b->addr, 16) != 0 ||
-		    k[i].b->af != k[first].b->af)
-			first = i;
-		else
-			addr_dup[k[i].index] = k[first].index;
-	}
-	qsort(k, n, sizeof(*k), cmp_dup_identity);
-	for (uint32_t i = 1, first = 0; i < n; i++) {
-		if (strcmp(k[i].identity, k[first].identity) != 0)
-			first = i;
-		else
-			id_dup[k[i].index] = k[first].index;
-	}
-	for (uint32_t i = 0; i < n && best_i == UINT32_MAX; i++) {
-		if (addr_dup[i] != UINT32_MAX || id_dup[i] != UINT32_MAX) {
-			best_i = i;
-			best_j = addr_dup[i] < id_dup[i] ? addr_dup[i] : id_dup[i];
-		}
-	}
-	if (best_i != UINT32_MAX) {
-		char bp[256], ident[LB_NAME_MAX + 48];
-
-		snprintf(bp, sizeof(bp), "%s[%u]", path, best_i);
-		if (addr_dup[best_i] == best_j)
-			rc = fail(c, bp, "duplicate backend address (also at %s[%u])", path,
-			          best_j);
-		else
-			rc = fail(
-			        c, bp, "duplicate backend identity \"%s\" (also at %s[%u])",
-			        lb_cfg_backend_identity(&v->backends[best_i], ident, sizeof(ident)),
-			        path, best_j);
-	}
-out:
-	free(k);
-	free(addr_dup);
-	free(id_dup);
-	return rc;
 }
 
 static int
@@ -785,7 +654,7 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 			b->id = (uint16_t)(*next_backend_id)++;
 			b->gen = 1;
 		}
-		if ((rc = check_duplicates(c, p, v)) != 0)
+		if ((rc = lb_config_check_duplicates(c->err, c->errlen, p, v)) != 0)
 			return rc;
 	}
 	return 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the files of the config module share beyond config.h: how the
- * document spells enum values. config.c reads them, config_json.c writes
- * them.
+ * document spells enum values (config.c reads them, config_json.c writes
+ * them), and the loader's message format and cross-field checks
+ * (config_check.c, for config.c).
  */
 #ifndef LB_CONFIG_INTERNAL_H
 #define LB_CONFIG_INTERNAL_H
@@ -14,5 +15,23 @@ extern const char *const lb_config_state_names[];      /* enum lb_backend_state 
 extern const char *const lb_config_too_big_names[];    /* lb_encap_conf.too_big */
 extern const char *const lb_config_hot_mode_names[];   /* enum lb_hot_mode */
 extern const char *const lb_config_hot_weight_names[]; /* lb_config.hot.weight */
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct lb_cfg_vip;
+
+/** Write "path: message" to err (no prefix for an empty path), truncated to errlen. */
+void lb_config_vfail(char *err, size_t errlen, const char *path, const char *fmt, va_list ap);
+
+/** A backend name at path: 1 to LB_NAME_MAX - 1 bytes of A-Z a-z 0-9 . _ : -.
+ * @return 0, or -EINVAL with the first offending byte named in err. */
+int lb_config_check_name(char *err, size_t errlen, const char *path, const char *name);
+
+/** No two backends of v (at path) with the same address or identity; the error
+ * names the first backend in document order that duplicates one.
+ * @return 0, -EINVAL or -ENOMEM. */
+int lb_config_check_duplicates(char *err, size_t errlen, const char *path,
+                               const struct lb_cfg_vip *v);
 
 #endif /* LB_CONFIG_INTERNAL_H */

@@ -316,7 +316,7 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 {
 	uint32_t np, nu = 0, n = 0, n_rest = 0, r, maxr = vi->n;
 	double per, quantum, peak = 0;
-	bool feasible = true;
+	bool feasible = true, holds = true;
 	uint16_t n_out = 0;
 
 	if (maxr > LB_HOT_MAX_REPLICAS)
@@ -397,12 +397,15 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 			                   : 0;
 
 			peak = q > peak ? q : peak;
+			/* The margin is a goal: a plan that holds the cap is feasible. */
+			holds = holds && lb_hot_plan_fits(h, s, vi, b, per,
+			                                  h->mark[b] == h->mark_stamp ? part : 0);
 			if (out != NULL)
 				out[n_out] = b;
 			n_out++;
 		}
 	if (res != NULL) {
-		res->feasible = feasible;
+		res->feasible = feasible || holds;
 		res->peak = peak;
 	}
 	return n_out;

@@ -60,7 +60,8 @@ bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
  * Backends with that headroom are taken in preference order; if fewer than r
  * have it, the rest are those of least projected load per unit of weight, ties
  * in preference order. Output in preference order; out NULL only counts.
- * res (may be NULL): feasible, and the projected peak/average. @return the count.
+ * res (may be NULL): feasible (the plan holds the cap, with or without the
+ * margin), and the projected peak/average. @return the count.
  */
 uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             const struct lb_vip *v, const struct lb_hot_vip_info *vi,

@@ -17,7 +17,9 @@ Oracles, none of them the daemon's account of itself:
     window (for every alignment within the brackets) count for it;
   - the replica count the cap needs is computed here,
     r = ceil(N p / (c (1 - m) - 1 + p)) with the planner's margin m, from p as
-    spillgen measured it (a range: the noise of one window's measurements);
+    spillgen measured it (a range: the noise of one window's measurements),
+    m from hot.margin up to the planner's noise margin (docs/hot-keys.md) for
+    the per-backend noise of spillgen's own counts before the key arrives;
   - packets are conserved against what spillgen sent and received;
   - the test's own actions (live_stats.py --actions, in LIVE.json): the
     file that makes every window missed (SPILLWAY_TEST_HOT_MISS_FILE), its
@@ -77,6 +79,69 @@ def replicas(n, p, c, m=0.0, slack=0.0):
     x = n * p / den
     r = math.ceil(x - 1e-9)
     return max(1, min(n, r))
+
+
+def noise_model(csv_path, bes, tau_s, ivs, win_s, c, margin, a):
+    """The traffic's per-backend noise before the key arrives, from spillgen's
+    received counts (SERIES.csv), in windows of window_ms cut from its
+    intervals at every offset (the controller's windows are not aligned with
+    them). Returns the packets per window (mean), the variance of a backend's
+    count around its share of the window's packets (mean over the backends),
+    and the largest relative margin the planner's formula gives in any window:
+    the controller's noise is an EWMA (weight a) of the squared deviation of
+    each window's load from its smoothed load scaled to the window's volume,
+    not taken in a step window (a deviation over 4 sd of its count plus that
+    noise: every load restarts); the margin is max(margin x cap, 2 sd of the
+    EWMA, sd^2 = var a / (2 - a)), cap = c x the average load, as a fraction of
+    the cap (docs/hot-keys.md, "Planning under noise"). None: too few windows."""
+    per = {}
+    for r in csv.DictReader(open(csv_path)):
+        t = float(r["t_s"])
+        if t + ivs <= tau_s and r["backend"] in bes:
+            per.setdefault(int(round(t / ivs)), {})[r["backend"]] = float(r["pps"]) * ivs
+    ivl = sorted(i for i in per if sum(per[i].values()) > 0)
+    k = max(1, int(round(win_s / ivs)))
+    if len(ivl) < 4 * k:
+        return None
+    first, last = ivl[0], ivl[-1]
+    tot = {b: sum(per[i].get(b, 0) for i in ivl) for b in bes}
+    T_all = sum(tot.values())
+    share = {b: tot[b] / T_all for b in bes}
+    dev2 = n_dev = pk = 0
+    m_hi = 0.0
+    z_step2 = 16.0      # LB_HOT_STEP_Z = 4
+    for off in range(k):
+        wins = []
+        for s0 in range(first + off, last - k + 2, k):
+            wins.append({b: sum(per.get(i, {}).get(b, 0) for i in range(s0, s0 + k))
+                         for b in bes})
+        load, var = None, {b: 0.0 for b in bes}
+        for n, x in enumerate(wins):
+            T = sum(x.values())
+            if T <= 0:
+                continue
+            pk += T
+            for b in bes:
+                dev2 += (x[b] - share[b] * T) ** 2
+                n_dev += 1
+            if load is None:
+                load = dict(x)
+                continue
+            vw = sum(load.values())
+            d = {b: x[b] - load[b] * T / vw for b in bes}
+            if any(d[b] ** 2 > z_step2 * (max(x[b], 1) + var[b]) for b in bes):
+                load = dict(x)
+                continue
+            for b in bes:
+                load[b] = a * x[b] + (1 - a) * load[b]
+                var[b] = a * d[b] ** 2 + (1 - a) * var[b]
+            cap = c * sum(load.values()) / len(bes)
+            if n >= 3:
+                for b in bes:
+                    m_hi = max(m_hi, 2 * math.sqrt(var[b] * a / (2 - a)) / cap)
+    n_win = n_dev // len(bes)
+    return {"windows": n_win // k, "offsets": k, "packets": pk / n_win,
+            "var": dev2 / n_dev, "margin_hi": max(margin, m_hi)}
 
 
 def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
@@ -325,26 +390,44 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
 
     # --- promotion, judged from the decoded packets --------------------------
     # The planner sizes r from one window's measurements: the key's share in
-    # that window (binomial over the window's packets, T_w = rate x window)
-    # and each backend's load without the key (Poisson: its count's standard
-    # deviation is the square root of its mean), against the cap less its
-    # margin (hot.margin, else the default). r_lo: the phase's share at -4 sd,
-    # exact loads; r_hi: the window's share at +NOISE_Z sd and every base load
-    # NOISE_Z standard deviations high.
+    # that window (binomial over the window's packets) and each backend's load
+    # without the key, against the cap less its margin M = max(hot.margin x
+    # cap, 2 sd of the EWMA of its measured load noise) (docs/hot-keys.md,
+    # "Planning under noise"). The noise is the traffic's own, measured here
+    # from spillgen's received counts before the key arrives (noise_model()).
+    # r_lo: the phase's share at -4 sd, exact loads, the margin hot.margin;
+    # r_hi: the window's share at +NOISE_Z sd, every base load NOISE_Z of the
+    # measured standard deviations high, and the largest margin the noise
+    # estimate reached in any window before the key. When no r meets the cap
+    # less that margin the planner takes every backend (r = N).
     p = hkr["measured_share"]
     n_phase = hkr["packets"] / p if p else 0
     sd = math.sqrt(p * (1 - p) / n_phase) if n_phase else 1
     margin = cfg["hot"].get("margin", MARGIN)
-    t_w = hot_ph["rate"] * win_s
+    nm = noise_model(csv_path, bes, tau_s, ivs, win_s, c, margin,
+                     cfg["hot"].get("ewma_alpha", EWMA_ALPHA))
+    t_w = nm["packets"] if nm else hot_ph["rate"] * win_s
     avg_w = t_w / n_be
+    var_w = max(nm["var"], avg_w) if nm else avg_w    # never below Poisson
     sd_w = math.sqrt(p * (1 - p) / t_w)
-    base_sd = math.sqrt(max(1 - p, 0) * avg_w) / avg_w    # in units of the average
+    base_sd = math.sqrt(max(1 - p, 0) * var_w) / avg_w    # in units of the average
+    m_hi = max(margin, nm["margin_hi"]) if nm else margin
     r_lo = replicas(n_be, p - 4 * sd, c, margin)
-    r_hi = replicas(n_be, p + NOISE_Z * sd_w, c, margin, NOISE_Z * base_sd)
-    print("hot key: share %.4f (spillgen), model r = ceil(%d p / (c (1 - %.2f) - 1 + p)) = %s; "
-          "reached %d backends" % (p, n_be, margin,
-                                   r_lo if r_lo == r_hi else "%d..%d" % (r_lo, r_hi),
-                                   hkr["backends"]))
+    r_hi = replicas(n_be, p + NOISE_Z * sd_w, c, m_hi, NOISE_Z * base_sd)
+    if nm:
+        print("noise before the key (spillgen's counts, %d windows of %d ms, %d offsets): "
+              "%.0f packets per window, per-backend variance %.0f = %.2f x Poisson; the "
+              "planner's margin by its formula up to %.3f of the cap (hot.margin %.2f)"
+              % (nm["windows"], round(win_s * 1e3), nm["offsets"], t_w, nm["var"],
+                 nm["var"] / avg_w, nm["margin_hi"], margin))
+    print("hot key: share %.4f (spillgen), model r = ceil(%d p / (c (1 - m) - 1 + p)), m = "
+          "%.2f..%.3f: %s; reached %d backends"
+          % (p, n_be, margin, m_hi, r_lo if r_lo == r_hi else "%d..%d" % (r_lo, r_hi),
+             hkr["backends"]))
+    # Every backend taking p / N of the key carries the average, its base
+    # load's noise on top: if that holds the cap, a plan holds it, and the
+    # planner must not call the key infeasible (docs/hot-keys.md).
+    peak_all = 1 + NOISE_Z * base_sd
     if hkr["packets"] > hk.get("pool", 16384) * k:
         bad("the hot key reused connections (%d packets > pool %d x %d): established "
             "ones would return to their first backend" % (hkr["packets"], hk["pool"], k))
@@ -430,6 +513,13 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             "it dropped %d" % (diff, t["dropped"]))
     # Promotion in the daemon's counters and events, against the model.
     cnt = hl["counters"]
+    infeasible = [e for e in mine if e["event"] == "infeasible"]
+    print("the plan over every backend: peak/avg up to %.3f by the model (c = %.2f); "
+          "infeasible events of the key: %d" % (peak_all, c, len(infeasible)))
+    if peak_all <= c and infeasible:
+        bad("the hot key was called infeasible (window %d, best peak %.3f) although the plan "
+            "over every backend holds the cap by the model (peak/avg <= %.3f)"
+            % (infeasible[0]["window"], infeasible[0].get("peak", float("nan")), peak_all))
     print("hot-key counters: %s; events of the hot key (%s, by %s): %s"
           % (cnt, kh, how, ", ".join("%s@%d r=%d" % (e["event"], e["window"], e["replicas"])
                                      for e in mine)))
