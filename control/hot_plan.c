@@ -12,7 +12,8 @@
  * Load bookkeeping. Each backend's load is an EWMA of the per-window array.
  * Each override also tracks an EWMA of its key's traffic in load units
  * (key_load), updated with the same alpha, so by linearity a replica's EWMA
- * minus key_load / n_replicas is the EWMA of everything else it carries. When
+ * minus its weight's part of key_load (w_i / W over the usable replicas, as
+ * the data path spreads it) is the EWMA of everything else it carries. When
  * a plan moves the key, the controller moves key_load between the old and the
  * new replicas' EWMAs at once (a predictor step): otherwise the lag of the
  * EWMA would make the old home look overloaded for a few windows and trigger
@@ -303,9 +304,31 @@ rank_cmp(const void *a, const void *b)
 static int
 desc_cmp(const void *a, const void *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	const struct lb_hot_fill *x = a, *y = b;
 
-	return x > y ? -1 : x < y;
+	return x->ratio > y->ratio ? -1 : x->ratio < y->ratio;
+}
+
+/* Backend id's weight in s, 0 if not in the registry. */
+static double
+weight_of(const struct lb_snapshot *s, uint16_t id)
+{
+	return id < s->n_backends ? (double)s->backends[id].weight : 0;
+}
+
+/* Σ weight of the backends in ids usable in this call (all of them if none is). */
+static double
+carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *ids,
+               uint16_t n)
+{
+	double w = 0, all = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		all += weight_of(s, ids[i]);
+		if (lb_hot_plan_usable(h, ids[i]))
+			w += weight_of(s, ids[i]);
+	}
+	return w > 0 ? w : all;
 }
 
 uint16_t
@@ -315,7 +338,7 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
                    struct lb_hot_plan_result *res)
 {
 	uint32_t np, nu = 0, n = 0, n_rest = 0, r, maxr = vi->n;
-	double per, quantum, peak = 0;
+	double u, quantum, peak = 0, w_cur, w_want = 0, w_took = 0;
 	bool feasible = true;
 	uint16_t n_out = 0;
 
@@ -327,75 +350,99 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 	for (uint16_t i = 0; i < n_cur; i++)
 		if (cur[i] < LB_HOT_N_IDS)
 			h->mark[cur[i]] = h->mark_stamp;
+	w_cur = carrier_weight(h, s, cur, n_cur);
 	np = lb_hotkey_preference(s, v, key_hash, h->pref, (uint16_t)LB_HOT_N_IDS);
 	for (uint32_t j = 0; j < np; j++) {
 		uint16_t b = h->pref[j];
-		double own, base, hbase, hb, hh;
+		double own, base, hbase, hb, hh, w = weight_of(s, b);
 
 		h->taken[j] = 0;
-		if (!lb_hot_plan_usable(h, b)) {
+		if (!lb_hot_plan_usable(h, b) || !(w > 0)) {
 			h->proj[j] = -1;
 			continue;
 		}
-		own = h->mark[b] == h->mark_stamp ? part : 0;
+		/* The data path gives each carrier its weight's part of the key. */
+		own = h->mark[b] == h->mark_stamp && w_cur > 0 ? part * w / w_cur : 0;
 		base = h->load[b] - own;
 		hbase = h->host_load[h->host[b]] - own;
 		base = base > 0 ? base : 0;
 		hbase = hbase > 0 ? hbase : 0;
 		hb = planned_limit(h, lb_hot_plan_cap(h, s, vi, b), h->var[b]) - base;
 		hh = planned_limit(h, host_cap(h, b), h->host_var[h->host[b]]) - hbase;
-		h->head[j] = hb < hh ? hb : hh;
-		h->proj[j] = base; /* without the key, for now */
-		h->heads[nu++] = h->head[j];
+		h->head[j] = (hb < hh ? hb : hh) / w; /* per unit of weight */
+		h->proj[j] = base;                    /* without the key, for now */
+		h->heads[nu].ratio = h->head[j];
+		h->heads[nu++].w = w;
 	}
 	if (nu == 0)
 		return 0;
 	if (maxr > nu)
 		maxr = nu;
+	qsort(h->heads, nu, sizeof(*h->heads), desc_cmp);
 	if (r_fixed > 0) {
+		/* An operator's r: the key per unit of weight as if on the r
+		 * backends of most headroom. */
 		r = r_fixed < maxr ? r_fixed : maxr;
+		for (uint32_t i = 0; i < r; i++)
+			w_want += h->heads[i].w;
+		u = k_plan / w_want;
+		w_want = 0; /* stop on the count only */
 	} else {
-		/* Water-filling: the fewest replicas whose headrooms all take an
-		 * equal part of the key. */
-		qsort(h->heads, nu, sizeof(*h->heads), desc_cmp);
-		for (r = 1; r <= maxr; r++)
-			if (k_plan / r <= h->heads[r - 1] * (1 + LB_HOT_CAP_SLACK))
+		/* Water-filling per unit of weight: the fewest backends, by
+		 * headroom per unit of weight, that take the key each in
+		 * proportion to its weight within their headroom. */
+		for (r = 1; r <= maxr; r++) {
+			w_want += h->heads[r - 1].w;
+			if (k_plan / w_want <= h->heads[r - 1].ratio * (1 + LB_HOT_CAP_SLACK))
 				break;
+		}
+		u = k_plan / w_want; /* w_want: the weight of min(r, maxr) of them */
 		if (r > maxr) {
 			r = maxr;
+			w_want = 0; /* none holds the cap: as many as allowed */
 			feasible = false;
 		}
 	}
-	per = k_plan / r;
-	for (uint32_t j = 0; j < np && n < r; j++)
-		if (h->proj[j] >= 0 && per <= h->head[j] * (1 + LB_HOT_CAP_SLACK) + 1e-12) {
+	/* In preference order, those with the headroom, until they weigh what
+	 * water-filling found (or r of them): the key per unit of weight is then
+	 * at most u on each. */
+	for (uint32_t j = 0; j < np && n < r && (w_want == 0 || w_took < w_want); j++)
+		if (h->proj[j] >= 0 && u <= h->head[j] * (1 + LB_HOT_CAP_SLACK) + 1e-12) {
 			h->taken[j] = 1;
+			w_took += weight_of(s, h->pref[j]);
 			n++;
 		}
-	if (n < r) {
+	if (w_want > 0 ? w_took < w_want * (1 - 1e-12) : n < r) {
 		feasible = false;
 		quantum = vi->unit * LOAD_QUANTUM;
 		if (!(quantum > 0))
 			quantum = 1;
 		for (uint32_t j = 0; j < np; j++)
 			if (!h->taken[j] && h->proj[j] >= 0) {
-				double u = (h->proj[j] + per) / s->backends[h->pref[j]].weight;
+				double w = weight_of(s, h->pref[j]);
+				double q = (h->proj[j] + u * w) / w;
 
-				h->ranks[n_rest].q = (int64_t)(u / quantum + 0.5);
+				h->ranks[n_rest].q = (int64_t)(q / quantum + 0.5);
 				h->ranks[n_rest].j = j;
 				n_rest++;
 			}
 		qsort(h->ranks, n_rest, sizeof(h->ranks[0]), rank_cmp);
-		for (uint32_t i = 0; i < n_rest && n < r; i++, n++)
+		for (uint32_t i = 0;
+		     i < n_rest && n < maxr && (w_want > 0 ? w_took < w_want : n < r); i++, n++) {
 			h->taken[h->ranks[i].j] = 1;
+			w_took += weight_of(s, h->pref[h->ranks[i].j]);
+		}
 	}
+	/* The key per unit of weight over the replicas taken. */
+	u = w_took > 0 ? k_plan / w_took : 0;
 	for (uint32_t j = 0; j < np; j++)
 		if (h->taken[j]) {
 			uint16_t b = h->pref[j];
-			double q = vi->unit > 0
-			                   ? (h->proj[j] + per) / (s->backends[b].weight * vi->unit)
-			                   : 0;
+			double w = weight_of(s, b);
+			double q = vi->unit > 0 ? (h->proj[j] + u * w) / (w * vi->unit) : 0;
 
+			if (u > h->head[j] * (1 + LB_HOT_CAP_SLACK) + 1e-12)
+				feasible = false;
 			peak = q > peak ? q : peak;
 			if (out != NULL)
 				out[n_out] = b;
@@ -411,20 +458,28 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 /* --- loads ---------------------------------------------------------------- */
 
 void
-lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_from, double part_from,
-                       const uint16_t *to, uint16_t n_to, double key_load)
+lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *from,
+                       uint16_t n_from, double from_load, const uint16_t *to, uint16_t n_to,
+                       double key_load)
 {
-	for (uint16_t i = 0; i < n_from; i++)
+	double w_from = carrier_weight(h, s, from, n_from), w_to = 0;
+
+	for (uint16_t i = 0; i < n_to; i++)
+		w_to += weight_of(s, to[i]);
+	for (uint16_t i = 0; i < n_from && w_from > 0; i++)
 		if (from[i] < LB_HOT_N_IDS) {
-			double d = h->load[from[i]] < part_from ? h->load[from[i]] : part_from;
+			double part = from_load * weight_of(s, from[i]) / w_from;
+			double d = h->load[from[i]] < part ? h->load[from[i]] : part;
 
 			h->load[from[i]] -= d;
 			h->host_load[h->host[from[i]]] -= d;
 		}
-	for (uint16_t i = 0; n_to > 0 && i < n_to; i++)
+	for (uint16_t i = 0; i < n_to && w_to > 0; i++)
 		if (to[i] < LB_HOT_N_IDS) {
-			h->load[to[i]] += key_load / n_to;
-			h->host_load[h->host[to[i]]] += key_load / n_to;
+			double part = key_load * weight_of(s, to[i]) / w_to;
+
+			h->load[to[i]] += part;
+			h->host_load[h->host[to[i]]] += part;
 		}
 }
 

@@ -52,15 +52,19 @@ bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
 
 /**
  * Choose replicas for a key of load k_plan. cur/n_cur are the backends that
- * carry it now with part load units each. Each backend's headroom is its cap
- * (and its host's) less the margin (hot.margin, or 2 standard deviations of
- * its measured noise if larger) less its load without the key. r_fixed > 0
- * asks for that many; 0 takes the smallest r with r backends of headroom >=
- * k_plan / r (water-filling over what the VIP's other keys already hold).
- * Backends with that headroom are taken in preference order; if fewer than r
- * have it, the rest are those of least projected load per unit of weight, ties
- * in preference order. Output in preference order; out NULL only counts.
- * res (may be NULL): feasible, and the projected peak/average. @return the count.
+ * carry it now, part load units in all (each usable one its weight's share).
+ * Each backend's headroom is its cap (and its host's) less the margin
+ * (hot.margin, or 2 standard deviations of its measured noise if larger) less
+ * its load without the key; replica i is charged k_plan w_i / W of the chosen
+ * set's weight W, as the data path spreads the key. r_fixed > 0 asks for that
+ * many; 0 water-fills per unit of weight: the smallest weight W of backends,
+ * taken by headroom per unit of weight, on which every one's headroom holds
+ * k_plan w_i / W (over what the VIP's other keys already hold). Backends with
+ * that headroom are taken in preference order until they weigh W (or r of
+ * them); if too few have it, the rest are those of least projected load per
+ * unit of weight, ties in preference order. Output in preference order; out
+ * NULL only counts. res (may be NULL): feasible, and the projected
+ * peak/average per unit of weight. @return the count.
  */
 uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             const struct lb_vip *v, const struct lb_hot_vip_info *vi,
@@ -69,11 +73,13 @@ uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             struct lb_hot_plan_result *res);
 
 /**
- * Move the key's estimated traffic from the backends that carried it (part_from
- * each) to the new ones (key_load spread evenly over them).
+ * Move the key's estimated traffic from the backends that carried it
+ * (from_load in all, each its weight's part over the usable ones) to the new
+ * ones (key_load, each its weight's part), weights as in s.
  */
-void lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_from,
-                            double part_from, const uint16_t *to, uint16_t n_to, double key_load);
+void lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *from,
+                            uint16_t n_from, double from_load, const uint16_t *to, uint16_t n_to,
+                            double key_load);
 
 /**
  * Fold this window's per-backend loads (s->n_backends entries; NULL: all 0)

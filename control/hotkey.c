@@ -227,30 +227,25 @@ same_list(const uint16_t *a, uint16_t na, const uint16_t *b, uint16_t nb)
 	return na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
 }
 
-/* What each usable replica of override pos carries of its key: the data path
- * spreads the key over the usable replicas only, so an unusable one's part
- * is on the others. Valid after lb_hot_plan_vip_info() for its VIP. */
+/* What the replicas of override pos carry of its key in all: the data path
+ * spreads it over the usable ones in proportion to their weights (so an
+ * unusable one's part is on the others). */
 static double
 carried_part(const struct lb_hotkey *h, uint32_t pos)
 {
-	const struct lb_hot_override *o = &h->ov[pos];
-	uint16_t n = 0;
-
-	for (uint16_t i = 0; i < o->n_replicas; i++)
-		if (lb_hot_plan_usable(h, o->replicas[i]))
-			n++;
-	return h->st[pos].key_load / (n > 0 ? n : 1);
+	return h->st[pos].key_load;
 }
 
 /* Replace an override's replicas (and the load estimate with them); part:
- * what each old replica carries of the key. */
+ * what the old replicas carry of the key. */
 static void
-apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n, double part)
+apply(struct lb_hotkey *h, const struct lb_snapshot *s, uint32_t pos, const uint16_t *list,
+      uint16_t n, double part)
 {
 	struct lb_hot_override *o = &h->ov[pos];
 	double ks = h->st[pos].key_load;
 
-	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, part, list, n, ks);
+	lb_hot_plan_shift_load(h, s, o->replicas, o->n_replicas, part, list, n, ks);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;
 }
@@ -264,8 +259,8 @@ remove_at(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip 
 	if (v != NULL) {
 		uint16_t home = lb_maglev_pick(s, v, o->key_hash);
 
-		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, carried_part(h, pos), &home,
-		                       home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
+		lb_hot_plan_shift_load(h, s, o->replicas, o->n_replicas, carried_part(h, pos),
+		                       &home, home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
 	}
 	o->n_replicas = 0; /* compacted away at the end of the call */
 }
@@ -393,7 +388,7 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	note_plan(h, pos, &res, k, window);
 	if (same_list(list, n, o->replicas, o->n_replicas))
 		return false;
-	apply(h, pos, list, n, part);
+	apply(h, s, pos, list, n, part);
 	h->replans++;
 	lb_hot_events_add(h, LB_HOT_EV_REPLAN, window, o);
 	return true;
@@ -439,7 +434,7 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	st->capped = !res.feasible;
 	st->capped_load = p * vi->sum_ewma;
 	st->peak = res.peak;
-	lb_hot_plan_shift_load(h, &home, home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, n,
+	lb_hot_plan_shift_load(h, s, &home, home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, n,
 	                       st->key_load);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;

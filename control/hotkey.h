@@ -21,6 +21,8 @@
 #define LB_HOT_MAX_OVERRIDES 1024
 #define LB_HOT_MAX_EVENTS 256   /* ring of recent promotions/demotions/re-plans */
 #define LB_HOT_MAX_REPLICAS 256 /* a key spreads over at most this many backends */
+_Static_assert(LB_HOT_MAX_REPLICAS <= LB_OVERRIDE_REPLICAS_MAX,
+               "the snapshot lays out every replica the controller plans");
 
 struct lb_hot_params {
 	double threshold;        /* φ: promote when share >= φ (default 0.01) */

@@ -5,7 +5,9 @@
  *
  * Part of the immutable snapshot. Open addressing on the key hash (the same
  * hash Maglev uses for the key), load at most 1/2; a slot with no replicas is
- * empty. Replica lists live in one shared array of backend ids.
+ * empty. Replica lists live in one shared array of backend ids, each replica
+ * repeated in proportion to its weight (control/snapshot_build.c), so a
+ * uniform pick of a list entry gives replica i about w_i / W of the key.
  */
 #ifndef LB_OVERRIDE_H
 #define LB_OVERRIDE_H
@@ -13,10 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Distinct replicas of one override the builder lays out; more are left out. */
+#define LB_OVERRIDE_REPLICAS_MAX 256
+/* List entries of one override at most: the weights over their gcd when they
+ * sum to no more, else this many by rounding (each share within 1 / this). */
+#define LB_OVERRIDE_SPREAD_MAX 1024
+
 struct lb_override_slot {
 	uint64_t key_hash; /* hash of the VIP's flow key (the Maglev hash) */
 	uint16_t vip_id;
-	uint16_t n_replicas; /* 0 = empty slot */
+	uint16_t n_replicas; /* list entries (replicas repeated by weight); 0 = empty slot */
 	uint32_t first;      /* index of the first replica in lb_override_table.replicas */
 };
 
