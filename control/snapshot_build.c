@@ -162,16 +162,19 @@ gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* Slots an override of these replica weights takes: each weight over their gcd
- * (exact shares) when that sums to at most LB_OVERRIDE_SPREAD_MAX, else
- * LB_OVERRIDE_SPREAD_MAX. Never more for a subset of the weights. */
+/* Slots an override of these replica weights takes: each weight over g, the
+ * gcd of every weight of the VIP's memberships (exact shares), when that sums
+ * to at most LB_OVERRIDE_SPREAD_MAX, else LB_OVERRIDE_SPREAD_MAX. With g fixed
+ * by the VIP, a replica added at the end of the list only appends slots, so
+ * the pick's jump hash keeps every other flow. Never more for a subset. */
 static uint32_t
-spread_slots(const uint32_t *w, uint32_t n)
+spread_slots(const uint32_t *w, uint32_t n, uint64_t g)
 {
-	uint64_t g = 0, sum = 0;
+	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		g = gcd64(g, w[i]);
+		if (g == 0 || w[i] % g != 0)
+			g = gcd64(g, w[i]);
 		sum += w[i];
 	}
 	if (g == 0)
@@ -206,23 +209,44 @@ override_slots_bound(const struct lb_config *cfg, uint32_t n_ids,
                      const struct lb_snapshot_override *ov, uint32_t n_ov)
 {
 	uint32_t *wid = calloc(n_ids ? n_ids : 1, sizeof(*wid));
+	uint64_t *g = calloc(LB_MAX_VIPS, sizeof(*g));
 	uint32_t w[LB_OVERRIDE_REPLICAS_MAX], total = 0;
 
-	if (wid == NULL)
+	if (wid == NULL || g == NULL) {
+		free(wid);
+		free(g);
 		return UINT32_MAX;
+	}
 	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		for (uint32_t j = 0; j < cfg->vips[i].n_backends; j++)
+		for (uint32_t j = 0; j < cfg->vips[i].n_backends; j++) {
 			wid[cfg->vips[i].backends[j].id] = cfg->vips[i].backends[j].weight;
+			if (cfg->vips[i].id < LB_MAX_VIPS)
+				g[cfg->vips[i].id] =
+				        gcd64(g[cfg->vips[i].id], cfg->vips[i].backends[j].weight);
+		}
 	for (uint32_t k = 0; k < n_ov; k++) {
 		uint32_t n = 0;
 
 		for (uint16_t r = 0; r < ov[k].n_replicas && n < LB_OVERRIDE_REPLICAS_MAX; r++)
 			if (ov[k].replicas[r] < n_ids)
 				w[n++] = wid[ov[k].replicas[r]];
-		total += spread_slots(w, n);
+		total += spread_slots(w, n, ov[k].vip_id < LB_MAX_VIPS ? g[ov[k].vip_id] : 0);
 	}
 	free(wid);
+	free(g);
 	return total;
+}
+
+/* The gcd of the weights of every membership of VIP vip_id in s (any state). */
+static uint64_t
+vip_gcd(const struct lb_snapshot *s, uint16_t vip_id)
+{
+	uint64_t g = 0;
+
+	for (uint32_t id = 0; id < s->n_backends; id++)
+		if (s->backends[id].gen != 0 && s->backends[id].vip_id == vip_id)
+			g = gcd64(g, s->backends[id].weight);
+	return g;
 }
 
 static void
@@ -251,7 +275,7 @@ place_overrides(struct lb_snapshot *s, struct lb_override_slot *slots, uint32_t 
 		}
 		/* Each replica's slots in proportion to its weight, so the pick's
 		 * uniform choice of a slot gives it w_i / W of the key. */
-		want = spread_slots(w, nu);
+		want = spread_slots(w, nu, vip_gcd(s, ov[k].vip_id));
 		if (want == 0 || want > cap - next)
 			continue;
 		want = spread_fill(replicas + next, id, w, nu, want);

@@ -64,17 +64,38 @@ lb_override_find(const struct lb_override_table *t, uint16_t vip_id, uint64_t ke
 }
 
 /**
- * The replica for one flow: chosen by the flow's 5-tuple hash (its high 32
- * bits, independent of the low bits that picked the key's Maglev slot), so a
- * connection always maps to the same replica while the override stands.
+ * The list entry for one flow among n: jump consistent hash (Lamping and
+ * Veach) of the flow's hash. Going from n to n + 1 entries moves 1 / (n + 1)
+ * of the flows, all to the new entry; from n to n - 1 only the last entry's
+ * flows move. About ln n + 1 steps, no table, no allocation. n >= 1.
+ */
+static inline uint32_t
+lb_override_jump(uint64_t flow_hash, uint32_t n)
+{
+	uint64_t k = flow_hash;
+	int64_t b = -1, j = 0;
+
+	while (j < (int64_t)n) {
+		b = j;
+		k = k * 2862933555777941757ULL + 1;
+		j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) / (double)((k >> 33) + 1)));
+	}
+	return (uint32_t)b;
+}
+
+/**
+ * The replica for one flow (or, when spraying, one packet): the list entry
+ * lb_override_jump() gives for the hash, so a connection always maps to the
+ * same replica while the override stands, and a list that grows at its end,
+ * shrinks at its end or has one entry's id replaced in place keeps every
+ * other flow on its replica. Entries repeat a replica by its weight, so
+ * replica i takes about w_i / W of the hashes.
  */
 static inline uint16_t
 lb_override_pick(const struct lb_override_table *t, const struct lb_override_slot *o,
                  uint64_t flow_hash)
 {
-	uint32_t r = (uint32_t)(((flow_hash >> 32) * (uint64_t)o->n_replicas) >> 32);
-
-	return t->replicas[o->first + r];
+	return t->replicas[o->first + lb_override_jump(flow_hash, o->n_replicas)];
 }
 
 #endif /* LB_OVERRIDE_H */
