@@ -53,17 +53,18 @@ bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
 /**
  * Choose replicas for a key of load k_plan. cur/n_cur are the backends that
  * carry it now, part load units in all (each usable one its weight's share).
- * Each backend's headroom is its cap (and its host's) less the margin
- * (hot.margin, or 2 standard deviations of its measured noise if larger) less
- * its load without the key; replica i is charged k_plan w_i / W of the chosen
- * set's weight W, as the data path spreads the key. r_fixed > 0 asks for that
- * many; 0 water-fills per unit of weight: the smallest weight W of backends,
- * taken by headroom per unit of weight, on which every one's headroom holds
- * k_plan w_i / W (over what the VIP's other keys already hold). Backends with
- * that headroom are taken in preference order until they weigh W (or r of
- * them); if too few have it, the rest are those of least projected load per
- * unit of weight, ties in preference order. Output in preference order; out
- * NULL only counts. res (may be NULL): feasible, and the projected
+ * A backend's headroom is its cap (and its host's) less the margin (hot.margin)
+ * less its load without the key, that load taken as fair unless it is more
+ * than LB_HOT_DENOISE_Z standard deviations of its noise from fair; replica i
+ * is charged k_plan w_i / W of the list's weight W, as the data path spreads
+ * the key. The list for r is laid along the key's rendezvous order
+ * (lb_hotkey_order): position i is the i-th backend if it is usable and has
+ * the headroom, else a substitute taken from the far end of the order.
+ * r_fixed > 0 asks for that many; 0 takes the lowest rung of the ladder
+ * (lb_hotkey_rung) whose list fills with backends that have the headroom; if
+ * none does, every usable backend up to LB_HOT_MAX_REPLICAS (infeasible).
+ * Output in slot order (the order the data path's pick needs to be stable);
+ * out NULL only counts. res (may be NULL): feasible, and the projected
  * peak/average per unit of weight. @return the count.
  */
 uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
@@ -71,6 +72,15 @@ uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             uint64_t key_hash, uint32_t r_fixed, double k_plan, const uint16_t *cur,
                             uint16_t n_cur, double part, uint16_t *out,
                             struct lb_hot_plan_result *res);
+
+/**
+ * The key's rendezvous order over every membership of v in s (any state):
+ * backends by descending hash of (key, backend address), the same on every
+ * instance with the same membership, and unchanged for the others when one
+ * comes or goes. scratch: LB_HOT_N_IDS entries. @return the count.
+ */
+uint16_t lb_hot_plan_order(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
+                           uint16_t *out, struct lb_hot_rank *scratch);
 
 /**
  * Move the key's estimated traffic from the backends that carried it

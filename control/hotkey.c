@@ -367,6 +367,13 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 		     (over && o->share * vi->sum_ewma > st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
 		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 			replan = true;
+		if (!replan && !fixed) {
+			/* A key grown past its rung's list re-plans up the ladder. */
+			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, k, o->replicas,
+			                       o->n_replicas, part, NULL, &res);
+			if (n > o->n_replicas)
+				replan = true;
+		}
 		if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
 			/* The dead band: shrink only if the key, LB_HOT_SHRINK_MARGIN
 			 * times larger, would still fit in fewer replicas. */
@@ -381,8 +388,18 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	}
 	if (!replan)
 		return false;
-	n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas, part,
-	                       list, &res);
+	n = 0;
+	if (broken && r == 0 && !over) {
+		/* A replica gone: the same count with its position substituted
+		 * moves only its flows, if that still holds the cap. */
+		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, o->n_replicas, k, o->replicas,
+		                       o->n_replicas, part, list, &res);
+		if (!res.feasible)
+			n = 0;
+	}
+	if (n == 0)
+		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas,
+		                       part, list, &res);
 	if (n == 0)
 		return false;
 	note_plan(h, pos, &res, k, window);

@@ -49,6 +49,16 @@ enum lb_hot_event_type {
  * when planning, on top of the relative margin. */
 #define LB_HOT_NOISE_Z 2.0
 
+/* A backend's measured load within this many standard deviations of its
+ * noise from its fair load counts as fair when planning, so instances that
+ * see independent samples of the same traffic plan alike. */
+#define LB_HOT_DENOISE_Z 3.0
+
+/* The variance of a key's estimated load per unit of it: the sketch counts 1
+ * packet in 16 by default and scales up, so a count of n packets varies by
+ * about 16 n (loads in packets). */
+#define LB_HOT_KEY_VAR 16.0
+
 /* A window's load this many standard deviations (its count's sampling noise
  * plus the measured noise) from the smoothed load is a step in the traffic
  * mix (a key arriving or leaving), not noise: the load restarts from it. */

@@ -187,8 +187,8 @@ model_override_snapshot(struct model *m)
 
 /*
  * This window's loads from the controller's current overrides: a key's
- * packets go where the data path's pick sends its flows (lb_override_pick
- * over SPLIT_FLOWS hashes spread evenly on the circle), else to its home.
+ * packets go where the data path's pick sends its flows (each entry of its
+ * override's list an equal part), else to its home.
  */
 static void
 model_loads(struct model *m)
@@ -219,10 +219,11 @@ model_loads(struct model *m)
 				m->load[lb_maglev_pick(m->s, &m->s->vips[vi], m->k[i].hash)] += n;
 				continue;
 			}
-			for (uint64_t f = 0; f < SPLIT_FLOWS; f++) {
-				/* The midpoints of SPLIT_FLOWS equal arcs of the high 32 bits. */
-				uint64_t h = ((f << 20) + (1u << 19)) << 32;
-				uint16_t id = lb_override_pick(&so->overrides, os, h);
+			/* The pick takes each list entry with equal probability
+			 * (test_override_pick.c measures it): each entry's part. */
+			left = os->n_replicas;
+			for (uint32_t f = 0; f < os->n_replicas; f++) {
+				uint16_t id = so->overrides.replicas[os->first + f];
 
 				assert_true(id < LB_MAX_BACKENDS);
 				if (cnt[id]++ == 0)
