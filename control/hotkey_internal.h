@@ -59,6 +59,10 @@ enum lb_hot_event_type {
  * about 16 n (loads in packets). */
 #define LB_HOT_KEY_VAR 16.0
 
+/* Standard deviations of a key's share's sampling noise below its measured
+ * value that the plan at promotion takes. */
+#define LB_HOT_SHARE_Z 2.0
+
 /* A window's load this many standard deviations (its count's sampling noise
  * plus the measured noise) from the smoothed load is a step in the traffic
  * mix (a key arriving or leaving), not noise: the load restarts from it. */

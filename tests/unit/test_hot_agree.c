@@ -189,7 +189,8 @@ struct row {
 	double p;
 	uint64_t T;
 	double min_agree, mean_agree, max_peak;
-	uint32_t r_lo, r_hi, differ; /* replica counts seen; windows the lists differ */
+	uint32_t r_lo, r_hi, below; /* replica counts seen; windows agreeing on < 95% */
+	uint32_t windows;
 };
 
 static void
@@ -215,7 +216,7 @@ run_row(struct row *rw, uint64_t seed)
 	rw->max_peak = 0;
 	rw->r_lo = UINT32_MAX;
 	rw->r_hi = 0;
-	rw->differ = 0;
+	rw->below = 0;
 	for (uint64_t win = 1; judged < WINDOWS; win++) {
 		const struct lb_hot_override *o[2];
 		double a;
@@ -238,15 +239,14 @@ run_row(struct row *rw, uint64_t seed)
 			rw->r_lo = o[i]->n_replicas < rw->r_lo ? o[i]->n_replicas : rw->r_lo;
 			rw->r_hi = o[i]->n_replicas > rw->r_hi ? o[i]->n_replicas : rw->r_hi;
 		}
-		if (o[0]->n_replicas != o[1]->n_replicas ||
-		    memcmp(o[0]->replicas, o[1]->replicas, o[0]->n_replicas * sizeof(uint16_t)) !=
-		            0)
-			rw->differ++;
+		if (a < 0.95)
+			rw->below++;
 		rw->min_agree = a < rw->min_agree ? a : rw->min_agree;
 		sum += a;
 		judged++;
 	}
 	rw->mean_agree = sum / judged;
+	rw->windows = judged;
 	for (int i = 0; i < 2; i++) {
 		lb_snapshot_free(wd.in[i].laid);
 		lb_hotkey_free(wd.in[i].h);
@@ -258,15 +258,41 @@ run_row(struct row *rw, uint64_t seed)
 static void
 print_row(const struct row *rw)
 {
-	printf("  | %5.3f | %7llu | %3u..%-3u | %6.4f | %6.4f | %5u | %6.4f |\n", rw->p,
+	printf("  | %5.3f | %7llu | %3u..%-3u | %6.4f | %6.4f | %3u of %3u | %6.4f |\n", rw->p,
 	       (unsigned long long)rw->T, rw->r_lo, rw->r_hi, rw->min_agree, rw->mean_agree,
-	       rw->differ, rw->max_peak);
+	       rw->below, rw->windows, rw->max_peak);
+}
+
+/* Rows over seeds 1..n: the worst and the mean of them. */
+static void
+run_rows(struct row *rw, uint64_t n)
+{
+	struct row all = *rw;
+
+	all.min_agree = 1;
+	all.mean_agree = 0;
+	all.max_peak = 0;
+	all.r_lo = UINT32_MAX;
+	all.r_hi = 0;
+	all.below = all.windows = 0;
+	for (uint64_t seed = 1; seed <= n; seed++) {
+		run_row(rw, seed);
+		all.min_agree = rw->min_agree < all.min_agree ? rw->min_agree : all.min_agree;
+		all.mean_agree += rw->mean_agree / (double)n;
+		all.max_peak = rw->max_peak > all.max_peak ? rw->max_peak : all.max_peak;
+		all.r_lo = rw->r_lo < all.r_lo ? rw->r_lo : all.r_lo;
+		all.r_hi = rw->r_hi > all.r_hi ? rw->r_hi : all.r_hi;
+		all.below += rw->below;
+		all.windows += rw->windows;
+	}
+	*rw = all;
 }
 
 /*
  * The seed scenario: N = 100, p = 0.08, c = 1.25, at 10^5 and 10^6 packets per
- * window per instance: both instances agree on >= 95% of the key's new flows
- * in every window after promotion, and each stays <= c.
+ * window per instance, 5 runs of 40 windows each: both instances agree on
+ * >= 95% of the key's new flows in every window after promotion, and each
+ * stays <= c.
  */
 static void
 test_two_instances_agree(void **state)
@@ -274,15 +300,14 @@ test_two_instances_agree(void **state)
 	static const uint64_t Ts[] = {100000, 1000000};
 
 	(void)state;
-	for (size_t t = 0; t < 2; t++)
-		for (uint64_t seed = 1; seed <= 3; seed++) {
-			struct row rw = {.p = 0.08, .T = Ts[t]};
+	for (size_t t = 0; t < 2; t++) {
+		struct row rw = {.p = 0.08, .T = Ts[t]};
 
-			run_row(&rw, seed);
-			print_row(&rw);
-			assert_true(rw.min_agree >= 0.95);
-			assert_true(rw.max_peak <= C_CAP + 1e-9);
-		}
+		run_rows(&rw, 5);
+		print_row(&rw);
+		assert_true(rw.min_agree >= 0.95);
+		assert_true(rw.max_peak <= C_CAP + 1e-9);
+	}
 }
 
 /* The sweep of docs/hot-keys.md: printed; each instance within the cap. */
@@ -293,12 +318,12 @@ test_sweep_table(void **state)
 	static const uint64_t Ts[] = {100000, 1000000};
 
 	(void)state;
-	printf("\n  | p     | pkts/w  | r        | min agr | mean   | lists differ | peak |\n");
+	printf("\n  | p     | pkts/w  | r        | min agr | mean   | windows < 95%% | peak |\n");
 	for (size_t t = 0; t < 2; t++)
 		for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
 			struct row rw = {.p = ps[i], .T = Ts[t]};
 
-			run_row(&rw, 7);
+			run_rows(&rw, 3);
 			print_row(&rw);
 			assert_true(rw.max_peak <= C_CAP + 1e-9);
 		}
