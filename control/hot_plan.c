@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hot-key controller's planning maths: the replica count
- * r = ceil(N p / (c - 1 + p)), a key's Maglev preference order, the usable
- * backends and the cap of a VIP, the choice of replicas under that cap, and
- * the bookkeeping of backend loads. docs/hot-keys.md "The controller" has the math.
+ * r = ceil(N p / (c - 1 + p)) and its ladder, a key's Maglev preference order
+ * and its rendezvous order, the usable backends and the cap of a VIP, the
+ * replica list laid along the rendezvous order under that cap (loads within
+ * their noise of fair taken as fair, so instances agree), and the bookkeeping
+ * of backend loads. docs/hot-keys.md "The controller" has the math.
  *
  * Units. A candidate's share p = count / vip_total is unit-free. Backend loads
  * may be in another unit (bytes, new flows), so the key's traffic is expressed

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hot-key controller's planning maths: which backends of a VIP are usable
- * and the bounded-load cap over them, the replica count with its dead band,
- * the choice of replicas along a key's preference order under the cap, and
- * the EWMA load bookkeeping. Internal to the hotkey module; hot_plan.c also
- * defines lb_hotkey_replicas() and lb_hotkey_preference() of hotkey.h.
+ * and the bounded-load cap over them, the replica count on its ladder, the
+ * replica list laid along a key's rendezvous order under the cap, and the
+ * EWMA load bookkeeping. Internal to the hotkey module; hot_plan.c also
+ * defines lb_hotkey_replicas(), lb_hotkey_preference(), lb_hotkey_order() and
+ * lb_hotkey_rung() of hotkey.h.
  */
 #ifndef LB_HOT_PLAN_H
 #define LB_HOT_PLAN_H
