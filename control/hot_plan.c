@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hot-key controller's planning maths: the replica count
- * r = ceil(N p / (c - 1 + p)), a key's Maglev preference order, the usable
- * backends and the cap of a VIP, the choice of replicas under that cap, and
- * the bookkeeping of backend loads. docs/hot-keys.md "The controller" has the math.
+ * r = ceil(N p / (c - 1 + p)) and its ladder, a key's Maglev preference order
+ * and its rendezvous order, the usable backends and the cap of a VIP, the
+ * replica list laid along the rendezvous order under that cap (loads within
+ * their noise of fair taken as fair, so instances agree), and the bookkeeping
+ * of backend loads. docs/hot-keys.md "The controller" has the math.
  *
  * Units. A candidate's share p = count / vip_total is unit-free. Backend loads
  * may be in another unit (bytes, new flows), so the key's traffic is expressed
@@ -12,7 +14,8 @@
  * Load bookkeeping. Each backend's load is an EWMA of the per-window array.
  * Each override also tracks an EWMA of its key's traffic in load units
  * (key_load), updated with the same alpha, so by linearity a replica's EWMA
- * minus key_load / n_replicas is the EWMA of everything else it carries. When
+ * minus its weight's part of key_load (w_i / W over the usable replicas, as
+ * the data path spreads it) is the EWMA of everything else it carries. When
  * a plan moves the key, the controller moves key_load between the old and the
  * new replicas' EWMAs at once (a predictor step): otherwise the lag of the
  * EWMA would make the old home look overloaded for a few windows and trigger
@@ -23,10 +26,9 @@
 
 #include "hot_plan.h"
 
-/* The fallback ranks projected loads on a grid of this fraction of the average,
- * so equal loads computed along different float paths tie (and then preference
- * order decides), instead of ulp noise choosing a different replica set each
- * window. */
+/* The planner's fallback ranks loads on a grid of this fraction of the
+ * average, so equal loads computed along different float paths tie (and then
+ * the key's order decides). */
 #define LOAD_QUANTUM 1e-6
 
 /* r = ceil(x) but x within this of an integer counts as that integer, so
@@ -277,17 +279,6 @@ root(double x)
 	return y;
 }
 
-/* A limit less the margin: the relative margin, or Z standard deviations of
- * the EWMA's noise (var is of one window; the EWMA's is a/(2-a) of it). */
-static double
-planned_limit(const struct lb_hotkey *h, double cap, double var)
-{
-	double a = h->p.ewma_alpha, m = h->p.margin > 0 ? h->p.margin * cap : 0;
-	double z = LB_HOT_NOISE_Z * root(var * a / (2 - a));
-
-	return cap - (z > m ? z : m);
-}
-
 /* --- planning ------------------------------------------------------------- */
 
 static int
@@ -300,12 +291,219 @@ rank_cmp(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-static int
-desc_cmp(const void *a, const void *b)
+/* Backend id's weight in s, 0 if not in the registry. */
+static double
+weight_of(const struct lb_snapshot *s, uint16_t id)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	return id < s->n_backends ? (double)s->backends[id].weight : 0;
+}
 
-	return x > y ? -1 : x < y;
+/* Σ weight of the backends in ids usable in this call (all of them if none is). */
+static double
+carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *ids,
+               uint16_t n)
+{
+	double w = 0, all = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		all += weight_of(s, ids[i]);
+		if (lb_hot_plan_usable(h, ids[i]))
+			w += weight_of(s, ids[i]);
+	}
+	return w > 0 ? w : all;
+}
+
+/* A backend's identity as every instance knows it (its address), hashed. */
+static uint64_t
+identity_hash(const struct lb_backend *b)
+{
+	uint64_t x = (uint64_t)b->af * 0x9E3779B97F4A7C15ULL;
+
+	for (int i = 0; i < 16; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, (const uint8_t *)&b->addr + i, 8);
+		x = (x ^ w) * 0xbf58476d1ce4e5b9ULL;
+		x ^= x >> 31;
+	}
+	return x;
+}
+
+/* The rendezvous score of (key, backend): splitmix64's finaliser. */
+static uint64_t
+score_of(uint64_t key_hash, uint64_t ident)
+{
+	uint64_t x = key_hash ^ ident;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint16_t
+lb_hot_plan_order(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
+                  uint16_t *out, struct lb_hot_rank *scratch)
+{
+	uint32_t n = 0, lim = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
+
+	if (v == NULL)
+		return 0;
+	for (uint32_t id = 0; id < lim; id++) {
+		const struct lb_backend *b = &s->backends[id];
+
+		if (b->gen == 0 || b->vip_id != v->id)
+			continue;
+		/* Ascending q is descending score. */
+		scratch[n].q = (int64_t)(~score_of(key_hash, identity_hash(b)) >> 1);
+		scratch[n].j = id;
+		n++;
+	}
+	qsort(scratch, n, sizeof(*scratch), rank_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (uint16_t)scratch[i].j;
+	return (uint16_t)n;
+}
+
+uint16_t
+lb_hotkey_order(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
+                uint16_t *out, uint16_t max)
+{
+	struct lb_hot_rank *scratch = malloc(LB_HOT_N_IDS * sizeof(*scratch));
+	uint16_t *all = malloc(LB_HOT_N_IDS * sizeof(*all));
+	uint16_t n = 0;
+
+	if (scratch != NULL && all != NULL) {
+		n = lb_hot_plan_order(s, v, key_hash, all, scratch);
+		n = n < max ? n : max;
+		memcpy(out, all, n * sizeof(*out));
+	}
+	free(scratch);
+	free(all);
+	return n;
+}
+
+/* The ladder of replica counts a computed plan uses: coarse, so that two
+ * instances measuring the same key with independent noise land on the same
+ * rung almost always. */
+static const uint16_t g_ladder[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+
+uint32_t
+lb_hotkey_rung(uint32_t r)
+{
+	for (size_t i = 0; i < sizeof(g_ladder) / sizeof(g_ladder[0]); i++)
+		if (g_ladder[i] >= r)
+			return g_ladder[i];
+	return LB_HOT_MAX_REPLICAS;
+}
+
+/* A measured load made robust to sampling noise: a deviation from the fair
+ * load within LB_HOT_DENOISE_Z standard deviations of its noise counts as
+ * none, so every instance sees the same (fair) load unless one is really
+ * loaded by something else. The noise: the EWMA's (var is of one window),
+ * but at least a Poisson count's of one window (a load that restarted is
+ * one raw window), plus extra (a key part's estimate). */
+static double
+denoised(const struct lb_hotkey *h, double measured, double fair, double var, double extra)
+{
+	double a = h->p.ewma_alpha, sd, e = measured - fair, v = var * a / (2 - a);
+
+	if (v < measured)
+		v = measured;
+	sd = LB_HOT_DENOISE_Z * root(v + extra);
+	if (e > sd)
+		return measured - sd;
+	if (e < -sd)
+		return measured + sd;
+	return fair;
+}
+
+/*
+ * Lay the replica list for r along the order: position i < r holds pref[i]
+ * when it may take the key (h->head[i] >= 0 with u per unit of weight), else
+ * the next such backend from the far end of the order, so a position's
+ * substitute does not depend on r and a backend going down or coming back
+ * moves only its own position. pos: the positions in the order, slot by
+ * slot. @return the count laid.
+ */
+static uint32_t
+lay(struct lb_hotkey *h, uint32_t np, uint32_t r, double u, uint32_t *pos)
+{
+	uint32_t n = 0, tail = np;
+
+	for (uint32_t j = 0; j < np; j++)
+		h->taken[j] = 0;
+	for (uint32_t i = 0; i < np && n < r; i++) {
+		bool ok = h->proj[i] >= 0 && u <= h->head[i] * (1 + LB_HOT_CAP_SLACK) + 1e-12;
+
+		if (ok && !h->taken[i]) {
+			h->taken[i] = 1;
+			pos[n++] = i;
+			continue;
+		}
+		while (tail > i + 1) {
+			uint32_t t = --tail;
+
+			if (!h->taken[t] && h->proj[t] >= 0 &&
+			    u <= h->head[t] * (1 + LB_HOT_CAP_SLACK) + 1e-12) {
+				h->taken[t] = 1;
+				pos[n++] = t;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/* Fill pos[n .. r-1] with the usable backends not laid yet of least load
+ * without the key per unit of weight (on a grid of LOAD_QUANTUM of the
+ * average, so equal loads tie), ties in order. @return the count laid. */
+static uint32_t
+fill_least(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_hot_vip_info *vi,
+           uint32_t np, uint32_t n, uint32_t r, uint32_t *pos)
+{
+	double quantum = vi->unit * LOAD_QUANTUM;
+	uint32_t n_rest = 0;
+
+	if (!(quantum > 0))
+		quantum = 1;
+	for (uint32_t j = 0; j < np; j++)
+		if (!h->taken[j] && h->proj[j] >= 0) {
+			double w = weight_of(s, h->pref[j]);
+
+			h->ranks[n_rest].q = (int64_t)(h->proj[j] / w / quantum + 0.5);
+			h->ranks[n_rest].j = j;
+			n_rest++;
+		}
+	qsort(h->ranks, n_rest, sizeof(h->ranks[0]), rank_cmp);
+	for (uint32_t i = 0; i < n_rest && n < r; i++) {
+		h->taken[h->ranks[i].j] = 1;
+		pos[n++] = h->ranks[i].j;
+	}
+	return n;
+}
+
+static int
+pos_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether every laid backend takes its weight's part of k (k w_i / W over the
+ * laid list, as the data path spreads it) within its headroom. */
+static bool
+fits_laid(const struct lb_hotkey *h, const struct lb_snapshot *s, const uint32_t *pos, uint32_t n,
+          double k)
+{
+	double w = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		w += weight_of(s, h->pref[pos[i]]);
+	for (uint32_t i = 0; i < n; i++)
+		if (!(k / w <= h->head[pos[i]] * (1 + LB_HOT_CAP_SLACK) + 1e-12))
+			return false;
+	return n > 0;
 }
 
 uint16_t
@@ -314,98 +512,100 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
                    double k_plan, const uint16_t *cur, uint16_t n_cur, double part, uint16_t *out,
                    struct lb_hot_plan_result *res)
 {
-	uint32_t np, nu = 0, n = 0, n_rest = 0, r, maxr = vi->n;
-	double per, quantum, peak = 0;
-	bool feasible = true, holds = true;
+	uint32_t np, nu = 0, r = 0, maxr = vi->n, n = 0, pos[LB_HOT_MAX_REPLICAS];
+	double u = 0, peak = 0, w_cur, m = h->p.margin > 0 ? h->p.margin : 0, w_avg;
+	bool feasible = false, holds = true;
 	uint16_t n_out = 0;
 
 	if (maxr > LB_HOT_MAX_REPLICAS)
 		maxr = LB_HOT_MAX_REPLICAS;
-	if (maxr == 0 || !(vi->unit > 0 || k_plan >= 0))
+	if (maxr == 0 || !(vi->sum_w > 0))
 		return 0;
 	h->mark_stamp++;
 	for (uint16_t i = 0; i < n_cur; i++)
 		if (cur[i] < LB_HOT_N_IDS)
 			h->mark[cur[i]] = h->mark_stamp;
-	np = lb_hotkey_preference(s, v, key_hash, h->pref, (uint16_t)LB_HOT_N_IDS);
+	w_cur = carrier_weight(h, s, cur, n_cur);
+	np = lb_hot_plan_order(s, v, key_hash, h->pref, h->ranks);
 	for (uint32_t j = 0; j < np; j++) {
 		uint16_t b = h->pref[j];
-		double own, base, hbase, hb, hh;
+		double own, base, hbase, hb, hh, w = weight_of(s, b), fair, hfair, kv;
 
-		h->taken[j] = 0;
-		if (!lb_hot_plan_usable(h, b)) {
+		if (!lb_hot_plan_usable(h, b) || !(w > 0)) {
 			h->proj[j] = -1;
 			continue;
 		}
-		own = h->mark[b] == h->mark_stamp ? part : 0;
-		base = h->load[b] - own;
-		hbase = h->host_load[h->host[b]] - own;
+		/* The data path gives each carrier its weight's part of the key. */
+		own = h->mark[b] == h->mark_stamp && w_cur > 0 ? part * w / w_cur : 0;
+		fair = (vi->sum_ewma - k_plan) * w / vi->sum_w;
+		hfair = h->host_fair[h->host[b]] - k_plan * w / vi->sum_w;
+		/* A carrier's load without the key is its load less an estimate of
+		 * its part, which carries the sketch's sampling noise too. */
+		kv = own * LB_HOT_KEY_VAR;
+		base = denoised(h, h->load[b] - own, fair > 0 ? fair : 0, h->var[b], kv);
+		hbase = denoised(h, h->host_load[h->host[b]] - own, hfair > 0 ? hfair : 0,
+		                 h->host_var[h->host[b]], kv);
 		base = base > 0 ? base : 0;
 		hbase = hbase > 0 ? hbase : 0;
-		hb = planned_limit(h, lb_hot_plan_cap(h, s, vi, b), h->var[b]) - base;
-		hh = planned_limit(h, host_cap(h, b), h->host_var[h->host[b]]) - hbase;
-		h->head[j] = hb < hh ? hb : hh;
-		h->proj[j] = base; /* without the key, for now */
-		h->heads[nu++] = h->head[j];
+		hb = lb_hot_plan_cap(h, s, vi, b) * (1 - m) - base;
+		hh = host_cap(h, b) * (1 - m) - hbase;
+		h->head[j] = (hb < hh ? hb : hh) / w; /* per unit of weight */
+		h->proj[j] = base;                    /* without the key */
+		nu++;
 	}
 	if (nu == 0)
 		return 0;
 	if (maxr > nu)
 		maxr = nu;
+	w_avg = vi->sum_w / vi->n;
 	if (r_fixed > 0) {
+		/* An operator's r: exactly that many, along the order. */
 		r = r_fixed < maxr ? r_fixed : maxr;
+		u = k_plan / (r * w_avg);
+		n = lay(h, np, r, u, pos);
+		feasible = n == r && fits_laid(h, s, pos, n, k_plan);
+		if (n < r)
+			n = fill_least(h, s, vi, np, n, r, pos);
 	} else {
-		/* Water-filling: the fewest replicas whose headrooms all take an
-		 * equal part of the key. */
-		qsort(h->heads, nu, sizeof(*h->heads), desc_cmp);
-		for (r = 1; r <= maxr; r++)
-			if (k_plan / r <= h->heads[r - 1] * (1 + LB_HOT_CAP_SLACK))
+		/* The lowest rung of the ladder whose list, of backends that each
+		 * take their weight's part of the key within their headroom, fills. */
+		for (uint32_t want = 1;; want = lb_hotkey_rung(want + 1)) {
+			r = want < maxr ? want : maxr;
+			u = k_plan / (r * w_avg);
+			n = lay(h, np, r, u, pos);
+			if (n == r && fits_laid(h, s, pos, n, k_plan)) {
+				feasible = true;
 				break;
-		if (r > maxr) {
-			r = maxr;
-			feasible = false;
-		}
-	}
-	per = k_plan / r;
-	for (uint32_t j = 0; j < np && n < r; j++)
-		if (h->proj[j] >= 0 && per <= h->head[j] * (1 + LB_HOT_CAP_SLACK) + 1e-12) {
-			h->taken[j] = 1;
-			n++;
-		}
-	if (n < r) {
-		feasible = false;
-		quantum = vi->unit * LOAD_QUANTUM;
-		if (!(quantum > 0))
-			quantum = 1;
-		for (uint32_t j = 0; j < np; j++)
-			if (!h->taken[j] && h->proj[j] >= 0) {
-				double u = (h->proj[j] + per) / s->backends[h->pref[j]].weight;
-
-				h->ranks[n_rest].q = (int64_t)(u / quantum + 0.5);
-				h->ranks[n_rest].j = j;
-				n_rest++;
 			}
-		qsort(h->ranks, n_rest, sizeof(h->ranks[0]), rank_cmp);
-		for (uint32_t i = 0; i < n_rest && n < r; i++, n++)
-			h->taken[h->ranks[i].j] = 1;
-	}
-	for (uint32_t j = 0; j < np; j++)
-		if (h->taken[j]) {
-			uint16_t b = h->pref[j];
-			double q = vi->unit > 0
-			                   ? (h->proj[j] + per) / (s->backends[b].weight * vi->unit)
-			                   : 0;
-
-			peak = q > peak ? q : peak;
-			/* The margin is a goal: a plan that holds the cap is feasible. */
-			holds = holds && lb_hot_plan_fits(h, s, vi, b, per,
-			                                  h->mark[b] == h->mark_stamp ? part : 0);
-			if (out != NULL)
-				out[n_out] = b;
-			n_out++;
+			if (r == maxr)
+				break;
 		}
+		if (!feasible) {
+			/* None holds the cap: as many as allowed, the least loaded. */
+			u = k_plan / (maxr * w_avg);
+			for (uint32_t j = 0; j < np; j++)
+				h->taken[j] = 0;
+			n = fill_least(h, s, vi, np, 0, maxr, pos);
+			qsort(pos, n, sizeof(*pos), pos_cmp);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t b = h->pref[pos[i]];
+		double w = weight_of(s, b);
+		double q = vi->unit > 0 ? (h->proj[pos[i]] + u * w) / (w * vi->unit) : 0;
+
+		peak = q > peak ? q : peak;
+		/* The margin is a goal: a plan that holds the cap is feasible. */
+		holds = holds &&
+		        lb_hot_plan_fits(h, s, vi, b, u * w,
+		                         h->mark[b] == h->mark_stamp && w_cur > 0 ? part * w / w_cur
+		                                                                  : 0);
+		if (out != NULL)
+			out[n_out] = b;
+		n_out++;
+	}
 	if (res != NULL) {
-		res->feasible = feasible || holds;
+		res->feasible = feasible || (n > 0 && holds);
 		res->peak = peak;
 	}
 	return n_out;
@@ -414,20 +614,28 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 /* --- loads ---------------------------------------------------------------- */
 
 void
-lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_from, double part_from,
-                       const uint16_t *to, uint16_t n_to, double key_load)
+lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *from,
+                       uint16_t n_from, double from_load, const uint16_t *to, uint16_t n_to,
+                       double key_load)
 {
-	for (uint16_t i = 0; i < n_from; i++)
+	double w_from = carrier_weight(h, s, from, n_from), w_to = 0;
+
+	for (uint16_t i = 0; i < n_to; i++)
+		w_to += weight_of(s, to[i]);
+	for (uint16_t i = 0; i < n_from && w_from > 0; i++)
 		if (from[i] < LB_HOT_N_IDS) {
-			double d = h->load[from[i]] < part_from ? h->load[from[i]] : part_from;
+			double part = from_load * weight_of(s, from[i]) / w_from;
+			double d = h->load[from[i]] < part ? h->load[from[i]] : part;
 
 			h->load[from[i]] -= d;
 			h->host_load[h->host[from[i]]] -= d;
 		}
-	for (uint16_t i = 0; n_to > 0 && i < n_to; i++)
+	for (uint16_t i = 0; i < n_to && w_to > 0; i++)
 		if (to[i] < LB_HOT_N_IDS) {
-			h->load[to[i]] += key_load / n_to;
-			h->host_load[h->host[to[i]]] += key_load / n_to;
+			double part = key_load * weight_of(s, to[i]) / w_to;
+
+			h->load[to[i]] += part;
+			h->host_load[h->host[to[i]]] += part;
 		}
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hot-key controller's planning maths: which backends of a VIP are usable
- * and the bounded-load cap over them, the replica count with its dead band,
- * the choice of replicas along a key's preference order under the cap, and
- * the EWMA load bookkeeping. Internal to the hotkey module; hot_plan.c also
- * defines lb_hotkey_replicas() and lb_hotkey_preference() of hotkey.h.
+ * and the bounded-load cap over them, the replica count on its ladder, the
+ * replica list laid along a key's rendezvous order under the cap, and the
+ * EWMA load bookkeeping. Internal to the hotkey module; hot_plan.c also
+ * defines lb_hotkey_replicas(), lb_hotkey_preference(), lb_hotkey_order() and
+ * lb_hotkey_rung() of hotkey.h.
  */
 #ifndef LB_HOT_PLAN_H
 #define LB_HOT_PLAN_H
@@ -52,16 +53,21 @@ bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
 
 /**
  * Choose replicas for a key of load k_plan. cur/n_cur are the backends that
- * carry it now with part load units each. Each backend's headroom is its cap
- * (and its host's) less the margin (hot.margin, or 2 standard deviations of
- * its measured noise if larger) less its load without the key. r_fixed > 0
- * asks for that many; 0 takes the smallest r with r backends of headroom >=
- * k_plan / r (water-filling over what the VIP's other keys already hold).
- * Backends with that headroom are taken in preference order; if fewer than r
- * have it, the rest are those of least projected load per unit of weight, ties
- * in preference order. Output in preference order; out NULL only counts.
- * res (may be NULL): feasible (the plan holds the cap, with or without the
- * margin), and the projected peak/average. @return the count.
+ * carry it now, part load units in all (each usable one its weight's share).
+ * A backend's headroom is its cap (and its host's) less the margin (hot.margin)
+ * less its load without the key, that load taken as fair unless it is more
+ * than LB_HOT_DENOISE_Z standard deviations of its noise from fair; replica i
+ * is charged k_plan w_i / W of the list's weight W, as the data path spreads
+ * the key. The list for r is laid along the key's rendezvous order
+ * (lb_hotkey_order): position i is the i-th backend if it is usable and has
+ * the headroom, else a substitute taken from the far end of the order.
+ * r_fixed > 0 asks for that many; 0 takes the lowest rung of the ladder
+ * (lb_hotkey_rung) whose list fills with backends that have the headroom; if
+ * none does, every usable backend up to LB_HOT_MAX_REPLICAS, the least
+ * loaded. Output in slot order (the order the data path's pick needs to be
+ * stable); out NULL only counts. res (may be NULL): feasible (the plan holds
+ * the cap c, with or without the margin: the margin is a goal), and the
+ * projected peak/average per unit of weight. @return the count.
  */
 uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             const struct lb_vip *v, const struct lb_hot_vip_info *vi,
@@ -70,11 +76,22 @@ uint16_t lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s,
                             struct lb_hot_plan_result *res);
 
 /**
- * Move the key's estimated traffic from the backends that carried it (part_from
- * each) to the new ones (key_load spread evenly over them).
+ * The key's rendezvous order over every membership of v in s (any state):
+ * backends by descending hash of (key, backend address), the same on every
+ * instance with the same membership, and unchanged for the others when one
+ * comes or goes. scratch: LB_HOT_N_IDS entries. @return the count.
  */
-void lb_hot_plan_shift_load(struct lb_hotkey *h, const uint16_t *from, uint16_t n_from,
-                            double part_from, const uint16_t *to, uint16_t n_to, double key_load);
+uint16_t lb_hot_plan_order(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
+                           uint16_t *out, struct lb_hot_rank *scratch);
+
+/**
+ * Move the key's estimated traffic from the backends that carried it
+ * (from_load in all, each its weight's part over the usable ones) to the new
+ * ones (key_load, each its weight's part), weights as in s.
+ */
+void lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *from,
+                            uint16_t n_from, double from_load, const uint16_t *to, uint16_t n_to,
+                            double key_load);
 
 /**
  * Fold this window's per-backend loads (s->n_backends entries; NULL: all 0)

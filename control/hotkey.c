@@ -227,30 +227,25 @@ same_list(const uint16_t *a, uint16_t na, const uint16_t *b, uint16_t nb)
 	return na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
 }
 
-/* What each usable replica of override pos carries of its key: the data path
- * spreads the key over the usable replicas only, so an unusable one's part
- * is on the others. Valid after lb_hot_plan_vip_info() for its VIP. */
+/* What the replicas of override pos carry of its key in all: the data path
+ * spreads it over the usable ones in proportion to their weights (so an
+ * unusable one's part is on the others). */
 static double
 carried_part(const struct lb_hotkey *h, uint32_t pos)
 {
-	const struct lb_hot_override *o = &h->ov[pos];
-	uint16_t n = 0;
-
-	for (uint16_t i = 0; i < o->n_replicas; i++)
-		if (lb_hot_plan_usable(h, o->replicas[i]))
-			n++;
-	return h->st[pos].key_load / (n > 0 ? n : 1);
+	return h->st[pos].key_load;
 }
 
 /* Replace an override's replicas (and the load estimate with them); part:
- * what each old replica carries of the key. */
+ * what the old replicas carry of the key. */
 static void
-apply(struct lb_hotkey *h, uint32_t pos, const uint16_t *list, uint16_t n, double part)
+apply(struct lb_hotkey *h, const struct lb_snapshot *s, uint32_t pos, const uint16_t *list,
+      uint16_t n, double part)
 {
 	struct lb_hot_override *o = &h->ov[pos];
 	double ks = h->st[pos].key_load;
 
-	lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, part, list, n, ks);
+	lb_hot_plan_shift_load(h, s, o->replicas, o->n_replicas, part, list, n, ks);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;
 }
@@ -264,8 +259,8 @@ remove_at(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip 
 	if (v != NULL) {
 		uint16_t home = lb_maglev_pick(s, v, o->key_hash);
 
-		lb_hot_plan_shift_load(h, o->replicas, o->n_replicas, carried_part(h, pos), &home,
-		                       home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
+		lb_hot_plan_shift_load(h, s, o->replicas, o->n_replicas, carried_part(h, pos),
+		                       &home, home == LB_BACKEND_NONE ? 0 : 1, h->st[pos].key_load);
 	}
 	o->n_replicas = 0; /* compacted away at the end of the call */
 }
@@ -320,6 +315,34 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 	}
 }
 
+/* A measured share's lower bound, as a factor: 1 less LB_HOT_SHARE_Z
+ * standard deviations of the sketch's sampling noise of a count (variance
+ * about LB_HOT_KEY_VAR times the count), at least 0.5. A key is promoted on
+ * it and grown on its smoothed share: instances that measure the same key
+ * near a rung's edge start on the lower rung together and step up when the
+ * smoothed share, less noisy than one window's, crosses (the dead band keeps
+ * them there), rather than each on the side its first window's noise fell. */
+static double
+share_floor(double count)
+{
+	double x, y;
+
+	if (!(count > 0))
+		return 1;
+	x = LB_HOT_KEY_VAR / count;
+	/* sqrt(x) by Newton's iteration (no libm here). */
+	y = x > 1 ? x : 1;
+	for (int i = 0; i < 64; i++) {
+		double n = 0.5 * (y + x / y);
+
+		if (!(n < y))
+			break;
+		y = n;
+	}
+	y = 1 - LB_HOT_SHARE_Z * y;
+	return y < 0.5 ? 0.5 : y;
+}
+
 /*
  * Re-plan override pos if a replica is unusable (at once), a replica or its
  * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows, or in this
@@ -372,6 +395,18 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 		     (over && o->share * vi->sum_ewma > st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
 		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 			replan = true;
+		if (!replan && !fixed) {
+			/* A key grown past its rung's list re-plans up the ladder,
+			 * judged on the smoothed share. */
+			double kg = st->share_ewma * vi->sum_ewma;
+
+			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, kg, o->replicas,
+			                       o->n_replicas, part, NULL, &res);
+			if (n > o->n_replicas) {
+				replan = true;
+				k = kg;
+			}
+		}
 		if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
 			/* The dead band: shrink only if the key, LB_HOT_SHRINK_MARGIN
 			 * times larger, would still fit in fewer replicas. */
@@ -386,14 +421,24 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	}
 	if (!replan)
 		return false;
-	n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas, part,
-	                       list, &res);
+	n = 0;
+	if (broken && r == 0 && !over) {
+		/* A replica gone: the same count with its position substituted
+		 * moves only its flows, if that still holds the cap. */
+		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, o->n_replicas, k, o->replicas,
+		                       o->n_replicas, part, list, &res);
+		if (!res.feasible)
+			n = 0;
+	}
+	if (n == 0)
+		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas,
+		                       part, list, &res);
 	if (n == 0)
 		return false;
 	note_plan(h, pos, &res, k, window);
 	if (same_list(list, n, o->replicas, o->n_replicas))
 		return false;
-	apply(h, pos, list, n, part);
+	apply(h, s, pos, list, n, part);
 	h->replans++;
 	lb_hot_events_add(h, LB_HOT_EV_REPLAN, window, o);
 	return true;
@@ -403,7 +448,7 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 static int
 create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
        const struct lb_hot_vip_info *vi, uint64_t key_hash, const struct lb_flow_key *key, double p,
-       uint32_t r, uint64_t window)
+       double p_plan, uint32_t r, uint64_t window)
 {
 	uint16_t list[LB_HOT_MAX_REPLICAS], home;
 	struct lb_hot_plan_result res;
@@ -432,14 +477,14 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	st->key_load = home < LB_HOT_N_IDS && h->stepped[home] == h->stamp ? p * vi->sum_raw
 	                                                                   : p * vi->sum_ewma;
 	st->fresh = true;
-	n = lb_hot_plan_choose(h, s, v, vi, key_hash, r, p * vi->sum_ewma, &home,
+	n = lb_hot_plan_choose(h, s, v, vi, key_hash, r, p_plan * vi->sum_ewma, &home,
 	                       home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, &res);
 	if (n == 0)
 		return -ENOENT;
 	st->capped = !res.feasible;
-	st->capped_load = p * vi->sum_ewma;
+	st->capped_load = p_plan * vi->sum_ewma;
 	st->peak = res.peak;
-	lb_hot_plan_shift_load(h, &home, home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, n,
+	lb_hot_plan_shift_load(h, s, &home, home == LB_BACKEND_NONE ? 0 : 1, st->key_load, list, n,
 	                       st->key_load);
 	memcpy(o->replicas, list, n * sizeof(*list));
 	o->n_replicas = n;
@@ -503,7 +548,8 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home) ||
 		    lb_hot_plan_fits(h, s, vi, home, share * vi->sum_ewma, share * vi->sum_ewma))
 			continue;
-		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share, 0, window) == -ENOSPC) {
+		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
+		           share * share_floor((double)c[i].count), 0, window) == -ENOSPC) {
 			h->table_full++;
 			continue;
 		}
@@ -662,7 +708,7 @@ lb_hotkey_pin(struct lb_hotkey *h, const struct lb_snapshot *s, uint16_t vip_id,
 		 * is then 1 until windows measure the key. */
 		uint32_t want = r ? r : lb_hotkey_replicas(vi->n, 0, 1 + h->p.epsilon);
 
-		rc = create(h, s, v, vi, key_hash, key, 0, want, window);
+		rc = create(h, s, v, vi, key_hash, key, 0, 0, want, window);
 		if (rc != 0)
 			return rc;
 		pos = (int)h->n_ov - 1;

@@ -21,6 +21,8 @@
 #define LB_HOT_MAX_OVERRIDES 1024
 #define LB_HOT_MAX_EVENTS 256   /* ring of recent promotions/demotions/re-plans */
 #define LB_HOT_MAX_REPLICAS 256 /* a key spreads over at most this many backends */
+_Static_assert(LB_HOT_MAX_REPLICAS <= LB_OVERRIDE_REPLICAS_MAX,
+               "the snapshot lays out every replica the controller plans");
 
 struct lb_hot_params {
 	double threshold;        /* φ: promote when share >= φ (default 0.01) */
@@ -158,6 +160,20 @@ json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);
  */
 uint16_t lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v,
                               uint64_t key_hash, uint16_t *out, uint16_t max);
+
+/**
+ * The key's rendezvous order, along which its replica list is laid: every
+ * membership of v in s (any state) by descending hash of (key, backend
+ * address); the same on every instance with the same membership, and the
+ * others keep their order when one comes or goes. Up to max into out (0 if
+ * out of memory). @return the count.
+ */
+uint16_t lb_hotkey_order(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
+                         uint16_t *out, uint16_t max);
+
+/** The smallest rung of the replica-count ladder 1, 2, 3, 4, 6, 8, 12, 16, 24,
+ * 32, 48, ... 256 that is >= r (LB_HOT_MAX_REPLICAS above it). */
+uint32_t lb_hotkey_rung(uint32_t r);
 
 /** r = ceil(N p / (c - 1 + p)), at most min(N, LB_HOT_MAX_REPLICAS), at least 1. */
 uint32_t lb_hotkey_replicas(uint32_t n_backends, double share, double c);

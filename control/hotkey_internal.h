@@ -49,6 +49,20 @@ enum lb_hot_event_type {
  * when planning, on top of the relative margin. */
 #define LB_HOT_NOISE_Z 2.0
 
+/* A backend's measured load within this many standard deviations of its
+ * noise from its fair load counts as fair when planning, so instances that
+ * see independent samples of the same traffic plan alike. */
+#define LB_HOT_DENOISE_Z 3.0
+
+/* The variance of a key's estimated load per unit of it: the sketch counts 1
+ * packet in 16 by default and scales up, so a count of n packets varies by
+ * about 16 n (loads in packets). */
+#define LB_HOT_KEY_VAR 16.0
+
+/* Standard deviations of a key's share's sampling noise below its measured
+ * value that the plan at promotion takes. */
+#define LB_HOT_SHARE_Z 2.0
+
 /* A window's load this many standard deviations (its count's sampling noise
  * plus the measured noise) from the smoothed load is a step in the traffic
  * mix (a key arriving or leaving), not noise: the load restarts from it. */
@@ -126,6 +140,12 @@ struct lb_hot_vip_info {
 };
 
 /* A candidate replica of the planner's fallback, ranked by projected load. */
+/* A usable backend in water-filling: its headroom per unit of weight, its weight. */
+struct lb_hot_fill {
+	double ratio;
+	double w;
+};
+
 struct lb_hot_rank {
 	int64_t q;  /* quantised projected load */
 	uint32_t j; /* position in the preference list */
@@ -157,17 +177,17 @@ struct lb_hotkey {
 	/* Hosts (backend addresses over every VIP), per call: host[id] is the
 	 * lowest id of the same address; the host's figures are kept at that id. */
 	uint16_t *host;
-	double *host_load;    /* Σ EWMA load of the host's memberships */
-	double *host_fair;    /* Σ weight × its VIP's average load per unit of weight */
-	double *host_var;     /* Σ var of its memberships */
-	uint32_t *host_index; /* LB_HOT_HOST_SLOTS: id + 1 of a host's first id; 0 = empty */
-	uint64_t *host_stamp; /* LB_HOT_HOST_SLOTS: == stamp: host_index valid */
-	double *head;         /* scratch: headroom per preference position */
-	double *heads;        /* scratch: headrooms sorted */
-	uint64_t *usable;     /* == stamp: in its VIP's table and active (this call) */
-	uint64_t *scanned;    /* == stamp: already met in its VIP's table scan */
-	uint64_t *stepped;    /* == stamp: its load restarted at a step this window */
-	uint64_t *mark;       /* == mark_stamp: carries the key being planned */
+	double *host_load;         /* Σ EWMA load of the host's memberships */
+	double *host_fair;         /* Σ weight × its VIP's average load per unit of weight */
+	double *host_var;          /* Σ var of its memberships */
+	uint32_t *host_index;      /* LB_HOT_HOST_SLOTS: id + 1 of a host's first id; 0 = empty */
+	uint64_t *host_stamp;      /* LB_HOT_HOST_SLOTS: == stamp: host_index valid */
+	double *head;              /* scratch: headroom per preference position */
+	struct lb_hot_fill *heads; /* scratch: headrooms per unit of weight, sorted */
+	uint64_t *usable;          /* == stamp: in its VIP's table and active (this call) */
+	uint64_t *scanned;         /* == stamp: already met in its VIP's table scan */
+	uint64_t *stepped;         /* == stamp: its load restarted at a step this window */
+	uint64_t *mark;            /* == mark_stamp: carries the key being planned */
 	uint64_t mark_stamp;
 	uint32_t n_known;     /* ids below this may hold an EWMA */
 	uint64_t last_window; /* of the latest window or pin, for unpin's event */

@@ -150,29 +150,135 @@ shareable(const struct lb_snapshot *prev, const uint16_t *pos, const struct lb_s
 	return block_of(pv->table);
 }
 
+static uint64_t
+gcd64(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Slots an override of these replica weights takes: each weight over g, the
+ * gcd of every weight of the VIP's memberships (exact shares), when that sums
+ * to at most LB_OVERRIDE_SPREAD_MAX, else LB_OVERRIDE_SPREAD_MAX. With g fixed
+ * by the VIP, a replica added at the end of the list only appends slots, so
+ * the pick's jump hash keeps every other flow. Never more for a subset. */
+static uint32_t
+spread_slots(const uint32_t *w, uint32_t n, uint64_t g)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (g == 0 || w[i] % g != 0)
+			g = gcd64(g, w[i]);
+		sum += w[i];
+	}
+	if (g == 0)
+		return 0;
+	return sum / g < LB_OVERRIDE_SPREAD_MAX ? (uint32_t)(sum / g) : LB_OVERRIDE_SPREAD_MAX;
+}
+
+/* Lay n replicas of weights w into slots slots, replica i taking the slots
+ * between round-down(slots * W_i / W) of its cumulative weights: within one
+ * slot of slots * w_i / W each, slots in all. @return the ids written. */
+static uint32_t
+spread_fill(uint16_t *out, const uint16_t *id, const uint32_t *w, uint32_t n, uint32_t slots)
+{
+	uint64_t sum = 0, cum = 0, at = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += w[i];
+	for (uint32_t i = 0; i < n && sum > 0; i++) {
+		uint64_t end;
+
+		cum += w[i];
+		end = (uint64_t)slots * cum / sum;
+		while (at < end)
+			out[at++] = id[i];
+	}
+	return (uint32_t)at;
+}
+
+/* Upper bound of the replica slots of the overrides, from cfg's weights. */
+static uint32_t
+override_slots_bound(const struct lb_config *cfg, uint32_t n_ids,
+                     const struct lb_snapshot_override *ov, uint32_t n_ov)
+{
+	uint32_t *wid = calloc(n_ids ? n_ids : 1, sizeof(*wid));
+	uint64_t *g = calloc(LB_MAX_VIPS, sizeof(*g));
+	uint32_t w[LB_OVERRIDE_REPLICAS_MAX], total = 0;
+
+	if (wid == NULL || g == NULL) {
+		free(wid);
+		free(g);
+		return UINT32_MAX;
+	}
+	for (uint32_t i = 0; i < cfg->n_vips; i++)
+		for (uint32_t j = 0; j < cfg->vips[i].n_backends; j++) {
+			wid[cfg->vips[i].backends[j].id] = cfg->vips[i].backends[j].weight;
+			if (cfg->vips[i].id < LB_MAX_VIPS)
+				g[cfg->vips[i].id] =
+				        gcd64(g[cfg->vips[i].id], cfg->vips[i].backends[j].weight);
+		}
+	for (uint32_t k = 0; k < n_ov; k++) {
+		uint32_t n = 0;
+
+		for (uint16_t r = 0; r < ov[k].n_replicas && n < LB_OVERRIDE_REPLICAS_MAX; r++)
+			if (ov[k].replicas[r] < n_ids)
+				w[n++] = wid[ov[k].replicas[r]];
+		total += spread_slots(w, n, ov[k].vip_id < LB_MAX_VIPS ? g[ov[k].vip_id] : 0);
+	}
+	free(wid);
+	free(g);
+	return total;
+}
+
+/* The gcd of the weights of every membership of VIP vip_id in s (any state). */
+static uint64_t
+vip_gcd(const struct lb_snapshot *s, uint16_t vip_id)
+{
+	uint64_t g = 0;
+
+	for (uint32_t id = 0; id < s->n_backends; id++)
+		if (s->backends[id].gen != 0 && s->backends[id].vip_id == vip_id)
+			g = gcd64(g, s->backends[id].weight);
+	return g;
+}
+
 static void
 place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_slot *slots,
-                uint32_t mask, uint16_t *replicas, const struct lb_snapshot_override *ov,
-                uint32_t n_ov)
+                uint32_t mask, uint16_t *replicas, uint32_t cap,
+                const struct lb_snapshot_override *ov, uint32_t n_ov)
 {
 	uint32_t next = 0, n = 0;
 
 	for (uint32_t k = 0; k < n_ov; k++) {
-		uint32_t first = next, i;
+		uint16_t id[LB_OVERRIDE_REPLICAS_MAX];
+		uint32_t w[LB_OVERRIDE_REPLICAS_MAX], nu = 0, want, i;
 
-		for (uint16_t r = 0; r < ov[k].n_replicas; r++) {
-			uint16_t id = ov[k].replicas[r];
+		for (uint16_t r = 0; r < ov[k].n_replicas && nu < LB_OVERRIDE_REPLICAS_MAX; r++) {
+			uint16_t b = ov[k].replicas[r];
 
 			/* Only what the VIP's Maglev table could pick: a replica
 			 * down, draining or of weight 0 gets no new flow either. */
-			if (id < s->n_backends && s->backends[id].gen != 0 &&
-			    s->backends[id].vip_id == ov[k].vip_id &&
-			    s->backends[id].state == LB_BACKEND_ACTIVE &&
-			    s->backends[id].weight > 0)
-				replicas[next++] = id;
+			if (b < s->n_backends && s->backends[b].gen != 0 &&
+			    s->backends[b].vip_id == ov[k].vip_id &&
+			    s->backends[b].state == LB_BACKEND_ACTIVE &&
+			    s->backends[b].weight > 0) {
+				id[nu] = b;
+				w[nu++] = s->backends[b].weight;
+			}
 		}
-		if (next == first)
+		/* Each replica's slots in proportion to its weight, so the pick's
+		 * uniform choice of a slot gives it w_i / W of the key. */
+		want = spread_slots(w, nu, vip_gcd(s, ov[k].vip_id));
+		if (want == 0 || want > cap - next)
 			continue;
+		want = spread_fill(replicas + next, id, w, nu, want);
 		i = lb_override_slot_of(ov[k].key_hash, ov[k].vip_id, mask);
 		while (slots[i].n_replicas != 0 &&
 		       !(slots[i].key_hash == ov[k].key_hash && slots[i].vip_id == ov[k].vip_id))
@@ -181,8 +287,9 @@ place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_s
 			n++;
 		slots[i].key_hash = ov[k].key_hash;
 		slots[i].vip_id = ov[k].vip_id;
-		slots[i].first = first;
-		slots[i].n_replicas = (uint16_t)(next - first);
+		slots[i].first = next;
+		slots[i].n_replicas = (uint16_t)want;
+		next += want;
 		/* A per_packet VIP's packets look for their key's override first. */
 		for (uint32_t j = 0; j < s->n_vips; j++)
 			if (vips[j].id == ov[k].vip_id && vips[j].hot_mode == LB_HOT_PER_PACKET)
@@ -338,8 +445,11 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 	off_index = ALIGN64(off_vips + n_vips * sizeof(struct lb_vip));
 	off_frag = ALIGN64(off_index + index_size * sizeof(struct lb_vip_slot));
 	off_backends = ALIGN64(off_frag + index_size * sizeof(struct lb_vip_slot));
-	for (uint32_t k = 0; k < n_ov; k++)
-		n_rep += ov[k].n_replicas;
+	n_rep = override_slots_bound(cfg, n_ids, ov, n_ov);
+	if (n_rep == UINT32_MAX) {
+		snprintf(err, errlen, "out of memory building a snapshot");
+		return NULL;
+	}
 	while (ov_slots < 2 * n_ov)
 		ov_slots <<= 1;
 	off_ovs = ALIGN64(off_backends + (n_ids ? n_ids : 1) * sizeof(struct lb_backend));
@@ -439,7 +549,7 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 			goto fail;
 		}
 	place_overrides(s, vips, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
-	                (uint16_t *)(base + off_reps), ov, n_ov);
+	                (uint16_t *)(base + off_reps), n_rep, ov, n_ov);
 	goto out;
 fail:
 	lb_snapshot_free(s);

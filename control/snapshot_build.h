@@ -41,7 +41,9 @@ struct lb_snapshot_override {
  * instead of a new one; and the given overrides are laid out in the snapshot's
  * override table (replicas that are not active backends of non-zero weight of
  * the override's VIP in cfg are left out, and an override left with none is
- * dropped). prev may be freed
+ * dropped; each kept replica is repeated in the list in proportion to its
+ * weight, up to LB_OVERRIDE_SPREAD_MAX entries, so that it gets w_i / W of the
+ * key's new flows; replicas past LB_OVERRIDE_REPLICAS_MAX are left out). prev may be freed
  * before or after the result, in any order.
  */
 struct lb_snapshot *lb_snapshot_build_ext(const struct lb_config *cfg, uint64_t generation,

@@ -5,7 +5,9 @@
  *
  * Part of the immutable snapshot. Open addressing on the key hash (the same
  * hash Maglev uses for the key), load at most 1/2; a slot with no replicas is
- * empty. Replica lists live in one shared array of backend ids.
+ * empty. Replica lists live in one shared array of backend ids, each replica
+ * repeated in proportion to its weight (control/snapshot_build.c), so a
+ * uniform pick of a list entry gives replica i about w_i / W of the key.
  */
 #ifndef LB_OVERRIDE_H
 #define LB_OVERRIDE_H
@@ -13,10 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Distinct replicas of one override the builder lays out; more are left out. */
+#define LB_OVERRIDE_REPLICAS_MAX 256
+/* List entries of one override at most: the weights over their gcd when they
+ * sum to no more, else this many by rounding (each share within 1 / this). */
+#define LB_OVERRIDE_SPREAD_MAX 1024
+
 struct lb_override_slot {
 	uint64_t key_hash; /* hash of the VIP's flow key (the Maglev hash) */
 	uint16_t vip_id;
-	uint16_t n_replicas; /* 0 = empty slot */
+	uint16_t n_replicas; /* list entries (replicas repeated by weight); 0 = empty slot */
 	uint32_t first;      /* index of the first replica in lb_override_table.replicas */
 };
 
@@ -56,17 +64,38 @@ lb_override_find(const struct lb_override_table *t, uint16_t vip_id, uint64_t ke
 }
 
 /**
- * The replica for one flow: chosen by the flow's 5-tuple hash (its high 32
- * bits, independent of the low bits that picked the key's Maglev slot), so a
- * connection always maps to the same replica while the override stands.
+ * The list entry for one flow among n: jump consistent hash (Lamping and
+ * Veach) of the flow's hash. Going from n to n + 1 entries moves 1 / (n + 1)
+ * of the flows, all to the new entry; from n to n - 1 only the last entry's
+ * flows move. About ln n + 1 steps, no table, no allocation. n >= 1.
+ */
+static inline uint32_t
+lb_override_jump(uint64_t flow_hash, uint32_t n)
+{
+	uint64_t k = flow_hash;
+	int64_t b = -1, j = 0;
+
+	while (j < (int64_t)n) {
+		b = j;
+		k = k * 2862933555777941757ULL + 1;
+		j = (int64_t)((double)(b + 1) * ((double)(1LL << 31) / (double)((k >> 33) + 1)));
+	}
+	return (uint32_t)b;
+}
+
+/**
+ * The replica for one flow (or, when spraying, one packet): the list entry
+ * lb_override_jump() gives for the hash, so a connection always maps to the
+ * same replica while the override stands, and a list that grows at its end,
+ * shrinks at its end or has one entry's id replaced in place keeps every
+ * other flow on its replica. Entries repeat a replica by its weight, so
+ * replica i takes about w_i / W of the hashes.
  */
 static inline uint16_t
 lb_override_pick(const struct lb_override_table *t, const struct lb_override_slot *o,
                  uint64_t flow_hash)
 {
-	uint32_t r = (uint32_t)(((flow_hash >> 32) * (uint64_t)o->n_replicas) >> 32);
-
-	return t->replicas[o->first + r];
+	return t->replicas[o->first + lb_override_jump(flow_hash, o->n_replicas)];
 }
 
 #endif /* LB_OVERRIDE_H */

@@ -64,13 +64,19 @@ MIN_COUNT = 100       # a window whose busiest backend got fewer is not judged
                       # (the normal approximation below needs counts)
 
 
+# The planner's replica counts (control/hot_plan.c, lb_hotkey_rung).
+LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
 def replicas(n, p, c, m=0.0, slack=0.0):
     """The fewest r whose replicas each take p/r of the VIP's traffic on top of
     their own share (1 - p)/N and stay under the cap less the planner's margin
     m (docs/hot-keys.md, "Planning under noise"), all in units of the average
     backend load: p N / r <= c (1 - m) - (1 - p) - slack, so
-    r = ceil(N p / (c (1 - m) - 1 + p - slack)), clamped to [1, N]. slack:
-    how much less headroom the planner may have measured (noise of its loads)."""
+    r = ceil(N p / (c (1 - m) - 1 + p - slack)), raised to the next rung of
+    the planner's ladder 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, ... and clamped to
+    [1, N]. slack: how much less headroom the planner may have measured
+    (noise of its loads)."""
     if p <= 0:
         return 1
     den = c * (1 - m) - 1 + p - slack
@@ -78,6 +84,10 @@ def replicas(n, p, c, m=0.0, slack=0.0):
         return n
     x = n * p / den
     r = math.ceil(x - 1e-9)
+    for rung in LADDER:
+        if rung >= r:
+            r = rung
+            break
     return max(1, min(n, r))
 
 

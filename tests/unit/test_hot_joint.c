@@ -87,11 +87,11 @@ struct mkey {
 
 /*
  * The model's VIPs: per window each VIP sends T[vip] packets; a key's packets
- * go to its Maglev home or evenly over its override's replicas (the 5-tuple
- * hash); the rest spread over the VIP's backends in proportion to w[] (weights
- * or a skew). noisy: every split is drawn (binomial), and the sketch's count
- * of a key is a 1-in-16 sample scaled up plus a Count-Min overestimate;
- * otherwise the expected values exactly.
+ * go to its Maglev home or where the data path's pick sends them over its
+ * override's replicas (the 5-tuple hash); the rest spread over the VIP's backends in proportion to
+ * w[] (weights or a skew). noisy: every split is drawn (binomial), and the sketch's count of a key
+ * is a 1-in-16 sample scaled up plus a Count-Min overestimate; otherwise the expected values
+ * exactly.
  */
 struct model {
 	struct lb_config *cfg;
@@ -162,10 +162,40 @@ key_homed_on(const struct model *m, uint16_t vip, uint16_t id)
 	return 0;
 }
 
-/* This window's loads from the controller's current overrides. */
+/* Flow hashes per key over which the data path's split is measured. */
+#define SPLIT_FLOWS 4096
+
+/* The controller's overrides laid out by the real snapshot builder (tables
+ * shared with m->s), as the data path reads them. */
+static struct lb_snapshot *
+model_override_snapshot(struct model *m)
+{
+	static struct lb_snapshot_override ov[LB_HOT_MAX_OVERRIDES];
+	const struct lb_hot_override *o;
+	uint32_t n = lb_hotkey_overrides(m->h, &o);
+	struct lb_snapshot *s;
+	char err[256];
+
+	for (uint32_t i = 0; i < n; i++)
+		ov[i] = (struct lb_snapshot_override){o[i].vip_id, o[i].key_hash, o[i].n_replicas,
+		                                      o[i].replicas};
+	s = lb_snapshot_build_ext(m->cfg, m->s->generation, m->s, ov, n, err, sizeof(err));
+	if (s == NULL)
+		fail_msg("snapshot: %s", err);
+	return s;
+}
+
+/*
+ * This window's loads from the controller's current overrides: a key's
+ * packets go where the data path's pick sends its flows (each entry of its
+ * override's list an equal part), else to its home.
+ */
 static void
 model_loads(struct model *m)
 {
+	static uint32_t cnt[LB_MAX_BACKENDS];
+	struct lb_snapshot *so = model_override_snapshot(m);
+
 	memset(m->load, 0, sizeof(m->load));
 	for (uint32_t vi = 0; vi < m->s->n_vips; vi++) {
 		uint16_t vid = m->s->vips[vi].id;
@@ -174,29 +204,41 @@ model_loads(struct model *m)
 
 		m->vip_total[vid] = m->T[vid];
 		for (uint32_t i = 0; i < m->n_keys; i++) {
-			const struct lb_hot_override *o;
+			const struct lb_override_slot *os;
 			uint64_t n;
-			uint16_t act[LB_HOT_MAX_REPLICAS], n_act = 0;
+			uint16_t act[SPLIT_FLOWS], n_act = 0;
+			uint32_t left = SPLIT_FLOWS;
 
 			if (m->k[i].vip != vid)
 				continue;
 			n = m->noisy ? binomial(&m->rng, m->T[vid], m->k[i].p)
 			             : (uint64_t)(m->k[i].p * (double)m->T[vid] + 0.5);
 			rest -= n;
-			o = find_ov(m->h, vid, m->k[i].hash);
-			for (uint16_t r = 0; o != NULL && r < o->n_replicas; r++)
-				if (active(m->s, o->replicas[r]))
-					act[n_act++] = o->replicas[r];
-			if (n_act == 0) {
+			os = lb_override_find(&so->overrides, vid, m->k[i].hash);
+			if (os == NULL) {
 				m->load[lb_maglev_pick(m->s, &m->s->vips[vi], m->k[i].hash)] += n;
 				continue;
 			}
-			for (uint16_t r = 0; r < n_act; r++) {
-				uint64_t x = m->noisy ? binomial(&m->rng, n, 1.0 / (n_act - r))
-				                      : n / (n_act - r);
+			/* The pick takes each list entry with equal probability
+			 * (test_override_pick.c measures it): each entry's part. */
+			left = os->n_replicas;
+			for (uint32_t f = 0; f < os->n_replicas; f++) {
+				uint16_t id = so->overrides.replicas[os->first + f];
 
+				assert_true(id < LB_MAX_BACKENDS);
+				if (cnt[id]++ == 0)
+					act[n_act++] = id;
+			}
+			for (uint16_t r = 0; r < n_act; r++) {
+				double q = (double)cnt[act[r]] / left;
+				uint64_t x = m->noisy ? binomial(&m->rng, n, q)
+				                      : (uint64_t)((double)n * q + 0.5);
+
+				x = x > n ? n : x;
 				m->load[act[r]] += x;
 				n -= x;
+				left -= cnt[act[r]];
+				cnt[act[r]] = 0;
 			}
 		}
 		for (uint32_t id = 0; id < m->s->n_backends; id++)
@@ -215,6 +257,7 @@ model_loads(struct model *m)
 			wsum -= m->w[id];
 		}
 	}
+	lb_snapshot_free(so);
 }
 
 /* The sketch's count of a key of n packets in a window of T on its core. */
@@ -412,6 +455,39 @@ test_weights_per_unit(void **state)
 	assert_non_null(find_ov(m.h, 0, m.k[0].hash));
 	peak = expected_peak(&m, 0);
 	printf("  weights 1,1,1,3, p = 0.2 homed on a weight-1 backend: peak/avg per unit %.4f\n",
+	       peak);
+	assert_true(peak <= C_CAP + 1e-9);
+	model_fini(&m);
+}
+
+/* Weights 1, 1, 1, 3 and p = 0.6 homed on the weight-3 backend: the other
+ * traffic is 0.4 T / 6 per unit of weight against an average of T / 6, so the
+ * key needs the weight W with 0.6 T / W within 1.25 - 0.4 = 0.85 of the
+ * average per unit, W >= 4.24: 0.6 T over the weight-3 and two weight-1
+ * backends (W = 5) is 0.12 T per unit, 1.12 times the
+ * average with the rest; spread evenly over all four instead, a weight-1
+ * backend would carry 0.15 T + 0.4 T / 6, 1.3 times. Every backend must end
+ * within c per unit of weight, the key's split as the data path makes it. */
+static void
+test_weights_spread_by_weight(void **state)
+{
+	static const uint32_t w0[] = {1, 1, 1, 3, 0};
+	const uint32_t *ws[] = {w0};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	struct model m;
+	double peak;
+
+	(void)state;
+	model_init(&m, cfg_weighted(1, ws), &p);
+	m.T[0] = 1200000;
+	m.k[m.n_keys++] =
+	        (struct mkey){.vip = 0, .hash = key_homed_on(&m, 0, 3), .p = 0.6, .reported = true};
+	for (int w = 0; w < 10; w++)
+		model_step(&m);
+	assert_non_null(find_ov(m.h, 0, m.k[0].hash));
+	peak = expected_peak(&m, 0);
+	printf("  weights 1,1,1,3, p = 0.6 homed on the weight-3 backend: peak/avg per unit "
+	       "%.4f\n",
 	       peak);
 	assert_true(peak <= C_CAP + 1e-9);
 	model_fini(&m);
@@ -753,6 +829,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_churn_under_noise),
 	        cmocka_unit_test(test_weights_per_unit),
+	        cmocka_unit_test(test_weights_spread_by_weight),
 	        cmocka_unit_test(test_joint_three_keys),
 	        cmocka_unit_test(test_shared_hosts),
 	        cmocka_unit_test(test_infeasible_reported),

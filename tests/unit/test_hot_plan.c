@@ -111,49 +111,83 @@ test_hotkey_preference(void **state)
 
 /* --- bounded loads at promotion ---------------------------------------------- */
 
-static int
-desc_double(const void *a, const void *b)
+/* Square root by bisection (no libm here); x >= 0. */
+static double
+ref_sqrt(double x)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double lo = 0, hi = x > 1 ? x : 1;
 
-	return x > y ? -1 : x < y;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (mid * mid < x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*
  * The planning rule of docs/hot-keys.md "Planning under noise, weights,
  * several keys and shared hosts" for one VIP of n equal-weight backends,
- * margin off, no noise: cap = c x the average load; a backend's headroom is
- * the cap less its load without the key (the home carries the key now); r is
- * r_fixed, or the fewest whose r largest headrooms all take key / r; the
- * replicas are the backends with that headroom in preference order, and if
- * fewer than r have it the least projected (load + key / r) of the rest fill
- * in, ties in preference order. Output in preference order. @return r.
+ * margin off, one window (EWMA alpha 0.5, no measured noise): cap = c x the
+ * average load; a backend's load without the key (the home carries the key
+ * now) counts as the fair (total - key) / n when within 3 standard deviations
+ * of a Poisson count of one window (sqrt(load), plus for the home 16 times
+ * the key: its estimate is a 1-in-16 sample) of it, else as itself pulled by
+ * that much; its headroom is the cap less that. r is r_fixed, or the lowest
+ * rung of 1, 2, 3, 4, 6, 8, 12, ... whose list fills: position i of the order
+ * holds pref[i] if its headroom takes key / r, else the next backend from the
+ * far end of the order that does. With r_fixed and too few, the least loaded
+ * of the rest fill in after them, ties in order. @return r.
  */
 static uint32_t
-ref_plan(const uint64_t *load, const uint16_t *pref, uint32_t n, double key, double c,
-         uint32_t r_fixed, uint16_t *out)
+ref_plan(const uint64_t *load, const uint16_t *pref, uint32_t n, uint16_t home, double key,
+         double c, uint32_t r_fixed, uint16_t *out)
 {
-	double base[16], head[16], sorted[16], total = 0, per;
-	bool taken[16] = {false};
-	uint32_t r = r_fixed, got = 0, k = 0;
+	static const uint32_t ladder[] = {1, 2, 3, 4, 6, 8, 12, 16};
+	double base[16], head[16], total = 0;
+	bool taken[16];
+	uint32_t r = 0, got = 0;
 
 	for (uint32_t j = 0; j < n; j++)
 		total += (double)load[pref[j]];
 	for (uint32_t j = 0; j < n; j++) {
-		base[j] = (double)load[pref[j]] - (j == 0 ? key : 0);
+		double fair = (total - key) / n, sd, e;
+
+		base[j] = (double)load[pref[j]] - (pref[j] == home ? key : 0);
+		sd = 3 * ref_sqrt(base[j] + (pref[j] == home ? 16 * key : 0));
+		e = base[j] - fair;
+		base[j] = e > sd ? base[j] - sd : e < -sd ? base[j] + sd : fair;
 		head[j] = c * total / n - base[j];
-		sorted[j] = head[j];
 	}
-	qsort(sorted, n, sizeof(sorted[0]), desc_double);
-	if (r == 0)
-		for (r = 1; r < n && !(key / r <= sorted[r - 1]); r++)
-			;
-	per = key / r;
-	for (uint32_t j = 0; j < n && got < r; j++)
-		if (per <= head[j]) {
-			taken[j] = true;
-			got++;
+	for (size_t k = 0; k < sizeof(ladder) / sizeof(ladder[0]); k++) {
+		uint32_t tail = n;
+
+		r = r_fixed ? r_fixed : ladder[k] < n ? ladder[k] : n;
+		got = 0;
+		for (uint32_t j = 0; j < n; j++)
+			taken[j] = false;
+		for (uint32_t i = 0; i < n && got < r; i++) {
+			if (key / r <= head[i] && !taken[i]) {
+				taken[i] = true;
+				out[got++] = pref[i];
+				continue;
+			}
+			while (tail > i + 1) {
+				uint32_t t = --tail;
+
+				if (!taken[t] && key / r <= head[t]) {
+					taken[t] = true;
+					out[got++] = pref[t];
+					break;
+				}
+			}
 		}
+		if (got == r || r_fixed || r == n)
+			break;
+	}
 	while (got < r) {
 		uint32_t best = n;
 
@@ -161,19 +195,17 @@ ref_plan(const uint64_t *load, const uint16_t *pref, uint32_t n, double key, dou
 			if (!taken[j] && (best == n || base[j] < base[best]))
 				best = j;
 		taken[best] = true;
-		got++;
+		out[got++] = pref[best];
 	}
-	for (uint32_t j = 0; j < n; j++)
-		if (taken[j])
-			out[k++] = pref[j];
 	return r;
 }
 
 /*
- * Bounded loads at promotion: a heavy backend early in the key's preference
- * order is skipped; r is the water-filling count over the measured headrooms
- * (not the even-load formula); with an operator's r that fewer backends can
- * take, the least loaded of the rest fill in.
+ * Bounded loads at promotion: a heavy backend early in the key's order gives
+ * its position to a substitute from the far end of the order; r is the lowest
+ * rung whose list fills with backends of enough headroom (not the even-load
+ * formula); with an operator's r that fewer backends can take, the least
+ * loaded of the rest fill in.
  */
 static void
 test_hotkey_bounded_load_skips(void **state)
@@ -185,39 +217,41 @@ test_hotkey_bounded_load_skips(void **state)
 	struct lb_hotkey *h = lb_hotkey_create(&np);
 	const struct lb_hot_override *o;
 	uint64_t load[16], total[1];
-	uint16_t pref[16], want[16];
+	uint16_t pref[16], want[16], home;
 	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = HOT_HASH};
 
 	(void)state;
-	assert_int_equal(lb_hotkey_preference(s, &s->vips[0], HOT_HASH, pref, 16), 10);
+	assert_int_equal(lb_hotkey_order(s, &s->vips[0], HOT_HASH, pref, 16), 10);
+	home = lb_maglev_pick(s, &s->vips[0], HOT_HASH);
 
 	/* p = 0.2. Base 100k each, pref[1] 300k: T = 1.5M, hot = 300k, average
-	 * 150k, cap 187.5k: pref[1] has no headroom, the others 87.5k each, so
-	 * 300k / 4 = 75k fits: r = 4 (the even-load formula would say 5). */
+	 * 150k, cap 187.5k: pref[1] has no headroom, the others about 87k each,
+	 * so 300k / 4 = 75k fits: r = 4 (the even-load formula would say 5). */
 	for (int i = 0; i < 10; i++)
 		load[pref[i]] = i == 1 ? 300000 : 100000;
-	load[pref[0]] += 300000;
+	load[home] += 300000;
 	total[0] = 1500000;
 	c.count = 300000;
-	assert_int_equal(ref_plan(load, pref, 10, 300000, 1.25, 0, want), 4);
+	assert_int_equal(ref_plan(load, pref, 10, home, 300000, 1.25, 0, want), 4);
 	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
 	o = find_ov(h, 0, HOT_HASH);
 	assert_non_null(o);
 	assert_int_equal(o->n_replicas, 4);
 	assert_memory_equal(o->replicas, want, 4 * sizeof(want[0]));
-	assert_int_equal(want[1], pref[2]); /* pref[1] skipped */
+	if (home != pref[1])
+		assert_int_equal(want[1], pref[9]); /* pref[1]'s position substituted */
 	lb_hotkey_free(h);
 
 	/* pref[1..6] heavy (pref[4] a little less), T = 2.6875M, hot 537.5k:
-	 * the home and pref[7..9] have 235.9k of headroom, 537.5k / 3 fits. */
+	 * the others have about 235k of headroom, 537.5k / 3 fits. */
 	h = lb_hotkey_create(&np);
 	for (int i = 0; i < 10; i++)
 		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
 	load[pref[4]] = 250000;
-	load[pref[0]] += 537500;
+	load[home] += 537500;
 	total[0] = 2687500;
 	c.count = 537500;
-	assert_int_equal(ref_plan(load, pref, 10, 537500, 1.25, 0, want), 3);
+	assert_int_equal(ref_plan(load, pref, 10, home, 537500, 1.25, 0, want), 3);
 	assert_true(lb_hotkey_window(h, s, load, total, &c, 1, 1));
 	o = find_ov(h, 0, HOT_HASH);
 	assert_int_equal(o->n_replicas, 3);
@@ -231,8 +265,8 @@ test_hotkey_bounded_load_skips(void **state)
 		load[pref[i]] = (i >= 1 && i <= 6) ? 300000 : 100000;
 	load[pref[4]] = 280000;
 	total[0] = 2150000;
-	assert_int_equal(ref_plan(load, pref, 10, 0, 1.25, 5, want), 5);
-	assert_int_equal(want[1], pref[4]);
+	assert_int_equal(ref_plan(load, pref, 10, home, 0, 1.25, 5, want), 5);
+	assert_int_equal(want[4], pref[4]);
 	assert_false(lb_hotkey_window(h, s, load, total, NULL, 0, 1));
 	assert_int_equal(lb_hotkey_pin(h, s, 0, HOT_HASH, NULL, 5, 1), 0);
 	o = find_ov(h, 0, HOT_HASH);

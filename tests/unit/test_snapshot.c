@@ -225,6 +225,63 @@ test_snapshot_overrides_found(void **state)
 	lb_config_free(c);
 }
 
+/*
+ * Replica shares follow the weights: over flow hashes spread evenly on the
+ * 64-bit circle, replica i of weights w gets w_i / W of the key's flows
+ * (the test's own sum), for weights with a common factor, weights summing to
+ * more list entries than an override holds, and one replica down (its
+ * share goes to the others in proportion to theirs).
+ */
+static void
+test_snapshot_overrides_weighted(void **state)
+{
+	static const uint32_t cases[][3] = {
+	        {1, 1, 3}, {5, 10, 15}, {1, 1000, 333}, {7, 0, 2}, {2, 3, 0},
+	};
+	struct lb_config *c = config();
+	char err[256];
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+		uint16_t r[3];
+		struct lb_snapshot_override ov = {c->vips[0].id, 0x1111222233334444ULL, 3, r};
+		const struct lb_override_slot *o;
+		struct lb_snapshot *s;
+		unsigned int hits[3] = {0, 0, 0};
+		const unsigned int flows = 1u << 18;
+		double sum = 0;
+
+		for (int j = 0; j < 3; j++) {
+			c->vips[0].backends[j].weight = cases[t][j];
+			r[j] = c->vips[0].backends[j].id;
+			sum += cases[t][j];
+		}
+		s = lb_snapshot_build_ext(c, 1, NULL, &ov, 1, err, sizeof(err));
+		assert_non_null(s);
+		o = lb_override_find(&s->overrides, c->vips[0].id, ov.key_hash);
+		assert_non_null(o);
+		for (uint64_t f = 0; f < flows; f++) {
+			uint64_t h = f * 0x9E3779B97F4A7C15ULL;
+			uint16_t id = lb_override_pick(&s->overrides, o, h);
+			int j;
+
+			for (j = 0; j < 3 && r[j] != id; j++)
+				;
+			assert_true(j < 3);
+			hits[j]++;
+		}
+		for (int j = 0; j < 3; j++) {
+			double got = (double)hits[j] / flows, want = cases[t][j] / sum;
+
+			if (got < want - 0.003 || got > want + 0.003)
+				fail_msg("weights %u,%u,%u: replica %d got %.4f, want %.4f",
+				         cases[t][0], cases[t][1], cases[t][2], j, got, want);
+		}
+		lb_snapshot_free(s);
+	}
+	lb_config_free(c);
+}
+
 static void
 test_snapshot_no_overrides_is_empty(void **state)
 {
@@ -391,6 +448,7 @@ main(void)
 	        cmocka_unit_test(test_snapshot_reuses_unchanged_tables),
 	        cmocka_unit_test(test_snapshot_seed_change_rebuilds),
 	        cmocka_unit_test(test_snapshot_overrides_found),
+	        cmocka_unit_test(test_snapshot_overrides_weighted),
 	        cmocka_unit_test(test_snapshot_no_overrides_is_empty),
 	        cmocka_unit_test(test_snapshot_shares_tables_and_frees_the_unreferenced),
 	        cmocka_unit_test(test_snapshot_rebuild_without_change_allocates_no_table),
