@@ -212,6 +212,13 @@ class NewConns(threading.Thread):
             c["ok" if ok else "failed"] += 1
             time.sleep(0.05)
 
+    def wait_ok(self, phase, n=1, limit=TIMEOUT * 3):
+        """Until n new connections succeeded during phase (bounded; the
+        verdict on each phase comes at the end)."""
+        t = time.monotonic()
+        while self.counts.get(phase, {}).get("ok", 0) < n and time.monotonic() - t < limit:
+            time.sleep(0.01)
+
 
 def main():
     conf = json.load(open(sys.argv[1]))
@@ -245,7 +252,7 @@ def main():
 
     newc = NewConns(conf)
     newc.start()
-    time.sleep(1)
+    newc.wait_ok("start")
 
     # ---- event 0: drain lb2 through its socket (method drain), then undrain
     newc.phase = "lb2 drained (socket)"
@@ -267,7 +274,7 @@ def main():
             failures.append("lb2 drained: " + err)
     if not c2.call("stats")["drained"]:
         failures.append("lb2's stats do not show drained")
-    time.sleep(0.5)
+    newc.wait_ok(newc.phase)
     ok_sdrain = check_all(conns, "lb2 drained, still forwarding")
     newc.phase = "lb2 undrained"
     t0 = time.monotonic()
@@ -276,7 +283,7 @@ def main():
     log("undrain -> route back: %.0f ms (via %s)" % ((time.monotonic() - t0) * 1000, p))
     wait_view(conf, p)
     c2.close()
-    time.sleep(0.5)
+    newc.wait_ok(newc.phase)
     ok_sundrain = check_all(conns, "lb2 undrained")
     summary["events"].append({"event": "lb2 drain/undrain (socket)",
                               "withdraw_ms": round(sock_withdraw_ms),
@@ -306,7 +313,7 @@ def main():
     log("lb1 stopped %.1f s after SIGTERM (drain wait %d ms)" % (stopped_s,
                                                                  conf["drain_wait_ms"]))
     newc.phase = "lb1 stopped"
-    time.sleep(1)
+    newc.wait_ok(newc.phase)
     ok_stop = check_all(conns, "lb1 stopped")
     summary["events"].append({"event": "lb1 drained (SIGTERM)", "withdraw_ms": round(withdraw_ms),
                               "survived_drain": ok_drain, "stop_s": round(stopped_s, 2),
@@ -326,8 +333,8 @@ def main():
             failures.append("lb1 back: " + err)
     rx2 = rx(lb1)
     ok_back = check_all(conns, "lb1 back in the ECMP group")
-    time.sleep(1)
-    ok_back2 = check_all(conns, "lb1 back, 1 s later")
+    newc.wait_ok(newc.phase, 2)
+    ok_back2 = check_all(conns, "lb1 back, again (after two new connections)")
     rx3 = rx(lb1)
     moved = (rx3 or 0) - (rx2 or 0)
     log("packets through lb1 since it came back: %d" % moved)
@@ -335,7 +342,7 @@ def main():
                               "survived": ok_back2, "rx_lb1_after_return": moved})
     if moved == 0:
         failures.append("no long-lived connection moved back to lb1")
-    time.sleep(1)
+    newc.wait_ok(newc.phase, 3)
     newc.stop.set()
     newc.join(TIMEOUT * 2)
     summary["new_connections"] = newc.counts

@@ -21,9 +21,14 @@ WORK=$(mktemp -d /tmp/spw-pcap.XXXXXX)
 PREFIX=spw-pcap-$$
 PID=
 FAILED=0
+declare -A JOBS=() # replay job PID -> its name
 
 cleanup() {
-	local rc=$?
+	local rc=$? j
+	for j in "${!JOBS[@]}"; do # replays still running (each stops its daemon)
+		kill "$j" 2>/dev/null || true
+		wait "$j" 2>/dev/null || true
+	done
 	if [[ -n $PID ]] && kill -0 "$PID" 2>/dev/null; then
 		kill "$PID" 2>/dev/null || true
 		wait "$PID" 2>/dev/null || true
@@ -44,9 +49,12 @@ trap 'exit 130' INT TERM
 
 # run_daemon TAG CONFIG IN.pcap OUT.pcap STATS [extra daemon args...]
 # Runs spillwayd in the background (so the trap can stop it), bounded by
-# timeout; sets RC to its exit status, stderr in $WORK/TAG.stderr.
+# timeout; sets RC to its exit status, stderr in $WORK/TAG.stderr. With
+# RECEIVED_SOCK set (the daemon's --control among the arguments), the daemon
+# is stopped by SIGTERM once its stats count every frame of IN.pcap received
+# (polled, at most 60 s; not received: RC 124 unless it failed by itself).
 run_daemon() {
-	local tag=$1 cfg=$2 in=$3 out=$4 stats=$5
+	local tag=$1 cfg=$2 in=$3 out=$4 stats=$5 got=0
 	shift 5
 	set +e
 	timeout -k 5 120 "$SPW" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-$tag" -l 0-1 \
@@ -54,8 +62,37 @@ run_daemon() {
 		-- --config "$cfg" --stats-file "$stats" "$@" \
 		>"$WORK/$tag.stdout" 2>"$WORK/$tag.stderr" &
 	PID=$!
+	if [[ -n ${RECEIVED_SOCK:-} ]]; then
+		$PY - "$HERE" "$in" "$RECEIVED_SOCK" "$PID" <<'EOF'
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import lbpcap, spwrpc
+
+n, sock, pid = len(lbpcap.read_pcap(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+end, rx = time.monotonic() + 60, None
+while time.monotonic() < end:
+    try:  # ended early (gone, or a zombie): the caller reports its status
+        if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
+            sys.exit(3)
+    except FileNotFoundError:
+        sys.exit(3)
+    try:
+        c = spwrpc.Client(sock)
+        rx = c.call("stats")["totals"]["rx_packets"]
+        c.close()
+    except (OSError, ConnectionError, spwrpc.RpcError):
+        pass
+    if rx == n:
+        sys.exit(0)
+    time.sleep(0.02)
+sys.exit("spillwayd received %s of %d frames in 60 s" % (rx, n))
+EOF
+		got=$?
+		kill -TERM "$PID" 2>/dev/null
+	fi
 	wait "$PID"
 	RC=$?
+	[[ $got -eq 0 || $RC -ne 0 ]] || RC=124
 	PID=
 	set -e
 }
@@ -68,11 +105,24 @@ EXTRA_EAL=()
 # takes the encapsulated frames (--out-port 1, its own MAC) and the receiving
 # port only the ICMP replies. Port 0's MAC is the generator's (manifest lb_mac):
 # net_pcap cannot change its MAC, so spillwayd is told it with --port-mac.
+# env_replay VAR=VALUE NAME ARGS...: replay with VAR set (EXC, OUTP) for it alone.
+env_replay() {
+	local -x "$1"
+	shift
+	replay "$@"
+}
+
 replay() {
 	local name=$1
 	shift
 	local d=$WORK/$name
-	local daemon_args=(--idle-exit 1500) check_args=()
+	# main stops by itself (--idle-exit: 1.5 s without a received frame);
+	# the others are stopped by SIGTERM once every frame has been received.
+	local daemon_args=(--idle-exit 1500) check_args=() RECEIVED_SOCK=
+	if [[ $name != main ]]; then
+		RECEIVED_SOCK=$d/ctl.sock
+		daemon_args=(--control "$RECEIVED_SOCK")
+	fi
 	[[ -n ${SPW_PCAP_ONLY:-} && $name != "$SPW_PCAP_ONLY" ]] && return
 	echo "== pcap replay: $name"
 	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" "$@"
@@ -114,25 +164,58 @@ replay() {
 	fi
 }
 
-replay main
+# job NAME FUNC ARGS...: FUNC ARGS (a replay) in the background, its output in
+# $WORK/NAME.log, FAILED its exit status; at most two at a time (jobs_wait).
+# Each replay has its own work directory, DPDK file prefix, pcap files and
+# (live) FIFO and control socket, so two run side by side: on two cores one
+# replay's daemon waits out its --idle-exit while the other's generator or
+# checker runs. A job stopped by a signal stops its daemon (PID) first.
+job() {
+	local name=$1
+	shift
+	[[ -n ${SPW_PCAP_ONLY:-} && $name != "$SPW_PCAP_ONLY" ]] && return
+	while ((${#JOBS[@]} >= 2)); do jobs_wait_one; done
+	(
+		trap '[[ -n $PID ]] && kill "$PID" 2>/dev/null; exit 143' TERM INT
+		FAILED=0
+		"$@"
+		exit "$FAILED"
+	) >"$WORK/$name.log" 2>&1 &
+	JOBS[$!]=$name
+}
+
+# jobs_wait_one: wait for one job to end, print its output, fold in its status.
+jobs_wait_one() {
+	local done rc=0
+	wait -n -p done "${!JOBS[@]}" || rc=$?
+	cat "$WORK/${JOBS[$done]}.log"
+	unset "JOBS[$done]"
+	[[ $rc -eq 0 ]] || FAILED=1
+}
+
+jobs_wait() {
+	while ((${#JOBS[@]} > 0)); do jobs_wait_one; done
+}
+
+job main replay main
 # small scale, too-big packets dropped, and a flow table small enough to evict
-replay toobig-drop --scale 0.1 --too-big drop --seed $((SEED + 1)) --flow-capacity 64 --no-jumbo
-EXC=1 replay exception-port --scale 0.1 --seed $((SEED + 2)) --no-jumbo
+job toobig-drop replay toobig-drop --scale 0.1 --too-big drop --seed $((SEED + 1)) --flow-capacity 64 --no-jumbo
+job exception-port env_replay EXC=1 exception-port --scale 0.1 --seed $((SEED + 2)) --no-jumbo
 # the rules of generated ICMP: a bucket of 8 at 1/s against a run of 40
 # oversized packets, oversized ICMP errors never answered, martian sources dropped
-replay icmp-rules --scale 0.1 --seed $((SEED + 3)) --no-jumbo --icmp-rules
+job icmp-rules replay icmp-rules --scale 0.1 --seed $((SEED + 3)) --no-jumbo --icmp-rules
 # encap.mtu 1300: IPv6 tunnel MTUs under 1280 (RFC 2473 §7.1: outer fragments up
 # to 1280 bytes, PTB 1280 above), IPv4 without DF as outer fragments (RFC 2003 §5.1)
-replay mtu1300 --scale 0.1 --seed $((SEED + 4)) --mtu 1300
+job mtu1300 replay mtu1300 --scale 0.1 --seed $((SEED + 4)) --mtu 1300
 # forwarding's VLAN policy: the input's tags kept, or one fixed 802.1Q tag
-replay vlan-keep --scale 0.1 --seed $((SEED + 5)) --no-jumbo --vlan keep
-replay vlan-id --scale 0.1 --seed $((SEED + 6)) --no-jumbo --vlan 4000
+job vlan-keep replay vlan-keep --scale 0.1 --seed $((SEED + 5)) --no-jumbo --vlan keep
+job vlan-id replay vlan-id --scale 0.1 --seed $((SEED + 6)) --no-jumbo --vlan 4000
 # two ports: encapsulated frames out of port 1 with its MAC, ICMP replies out
 # of the receiving port with the receiving port's MAC
-OUTP=1 replay out-port --scale 0.1 --seed $((SEED + 7)) --no-jumbo
+job out-port env_replay OUTP=1 out-port --scale 0.1 --seed $((SEED + 7)) --no-jumbo
 # tunnel path MTU discovery: MTU errors quoting our outer packets lower the MTU
 # toward their backend (RFC 2473 §7.1, RFC 4459), forged ones change nothing
-replay pmtu --scale 0.1 --seed $((SEED + 8)) --no-jumbo --pmtu
+job pmtu replay pmtu --scale 0.1 --seed $((SEED + 8)) --no-jumbo --pmtu
 
 # live_replay NAME CASE: gen_pcap.py --flowstate CASE fed through a FIFO by
 # pcap_feed.py, with a membership change over the control socket between its
@@ -173,9 +256,10 @@ live_replay() {
 # flows pinned across a backend_add that moves their Maglev slot; FIN, RST and
 # unconfirmed entries end early (a new SYN after the pause is chosen anew); the
 # new-flow rate guard sends flows over its burst by Maglev without an entry
-live_replay flood flood
-live_replay life life
-live_replay rate rate
+job flood live_replay flood flood
+job life live_replay life life
+job rate live_replay rate rate
+jobs_wait
 
 # --- 2: invalid configurations -------------------------------------------------
 echo "== invalid configurations"

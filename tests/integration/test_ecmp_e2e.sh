@@ -88,13 +88,31 @@ frr_stop() {
 	FRR_PIDS=()
 	[ -z "$FRR_TMP_OURS" ] || rmdir "$FRR_TMP" 2>/dev/null || true
 }
-stop_pidfile() { [ -f "$1" ] && e2e_stop_pid "$(cat "$1")" TERM; rm -f "$1"; }
+# stop_spw LB: its spillwayd stopped without waiting out --drain-wait: SIGTERM
+# (routes withdrawn), and once its log says so (at most 3 s), SIGTERM again
+# ("send it again to stop now"); two at once would be one signal.
+withdrawals() { local c; c=$(grep -c "routes withdrawn" "$1" 2>/dev/null) || true; echo "${c:-0}"; }
+stop_spw() {
+	local pidf=$WORK/$1.spw.pid log=$WORK/$1.spw.log pid n
+	[ -f "$pidf" ] || return 0
+	pid=$(cat "$pidf")
+	n=$(withdrawals "$log")
+	if kill -TERM "$pid" 2>/dev/null; then
+		for _ in $(seq 30); do
+			[ "$(withdrawals "$log")" -gt "$n" ] && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	e2e_stop_pid "$pid" TERM
+	rm -f "$pidf"
+}
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	# spillwayd first (a second SIGTERM inside e2e_stop_pid cuts the drain wait).
-	stop_pidfile "$WORK/lb1.spw.pid"
-	stop_pidfile "$WORK/lb2.spw.pid"
+	# spillwayd first, each cut short after its withdrawal.
+	stop_spw lb1
+	stop_spw lb2
 	for p in "${PIDS[@]}"; do e2e_stop_pid "$p" TERM; done
 	for f in "$WORK"/*.bird.pid; do [ -f "$f" ] && e2e_stop_pid "$(cat "$f")" TERM; done
 	frr_stop
@@ -228,14 +246,25 @@ fi
 start_bird lb1 "${NS_L[0]}"
 start_bird lb2 "${NS_L[1]}"
 
-# ---- backends' servers
+# ---- backends' servers: all started, then each waited for
+declare -A SERVER_PID
 for b in "${BACKENDS[@]}"; do
 	ip netns exec "spw-ec-$b-$S" "$PY" "$HERE/e2e_server.py" "$b" "$WORK/$b.ready" \
 		--tcp 0.0.0.0:80 >"$WORK/$b.out" 2>&1 &
 	PIDS+=($!)
-	e2e_wait_file "$WORK/$b.ready" "$!" || { echo "FAIL: server $b did not start"; exit 1; }
+	SERVER_PID[$b]=$!
+done
+for b in "${BACKENDS[@]}"; do
+	e2e_wait_file "$WORK/$b.ready" "${SERVER_PID[$b]}" || { echo "FAIL: server $b did not start"; exit 1; }
 done
 
+# lb_eal_mem INDEX: spw_eal_mem's memory options for LB INDEX (0, 1). Both
+# start at once, so LB 1 takes hugepages only if there are enough for both.
+lb_eal_mem() {
+	local free
+	free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+	if [ "$1" -eq 1 ] && [ "$free" -lt 512 ]; then echo "--no-huge -m 512"; else spw_eal_mem; fi
+}
 # ---- spillwayd in each LB: same membership and seed, its own source and next hop
 for i in 0 1; do
 	l=lb$((i + 1))
@@ -250,7 +279,7 @@ JSON
 	# The start script, also what e2e_ecmp.py runs to bring lb1 back.
 	cat >"$WORK/$l.start.sh" <<EOF
 rm -f "$WORK/$l.ctl"
-ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(spw_eal_mem) --no-pci \\
+ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(lb_eal_mem "$i") --no-pci \\
 	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
 	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
 	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
@@ -259,6 +288,9 @@ ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(spw_eal_mem) --no-pci \\
 echo \$! >"$WORK/$l.spw.pid"
 EOF
 	bash "$WORK/$l.start.sh"
+done
+# Both started, then each waited for.
+for l in lb1 lb2; do
 	e2e_wait_file "$WORK/$l.ctl" "$(cat "$WORK/$l.spw.pid")" 600 ||
 		{ echo "FAIL: spillwayd $l did not open its control socket"; exit 1; }
 done

@@ -131,14 +131,25 @@ start_bird router "$NS_R"
 start_bird lb1 "${NS_L[0]}"
 start_bird lb2 "${NS_L[1]}"
 
-# ---- backends' servers
+# ---- backends' servers: all started, then each waited for
+declare -A SERVER_PID
 for b in "${BACKENDS[@]}"; do
 	ip netns exec "spw-eh-$b-$S" "$PY" "$HERE/e2e_server.py" "$b" "$WORK/$b.ready" \
 		--tcp 0.0.0.0:80 >"$WORK/$b.out" 2>&1 &
 	PIDS+=($!)
-	e2e_wait_file "$WORK/$b.ready" "$!" || { echo "FAIL: server $b did not start"; exit 1; }
+	SERVER_PID[$b]=$!
+done
+for b in "${BACKENDS[@]}"; do
+	e2e_wait_file "$WORK/$b.ready" "${SERVER_PID[$b]}" || { echo "FAIL: server $b did not start"; exit 1; }
 done
 
+# lb_eal_mem INDEX: spw_eal_mem's memory options for LB INDEX (0, 1). Both
+# start at once, so LB 1 takes hugepages only if there are enough for both.
+lb_eal_mem() {
+	local free
+	free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+	if [ "$1" -eq 1 ] && [ "$free" -lt 512 ]; then echo "--no-huge -m 512"; else spw_eal_mem; fi
+}
 # ---- spillwayd in each LB: same membership, seed and hot-key parameters.
 # demote_windows 1000: a drained instance sees no traffic for a while and
 # must not demote the key meanwhile (an idle VIP's windows count as share 0).
@@ -154,13 +165,16 @@ for i in 0 1; do
            "backends": [$(for b in "${BACKENDS[@]}"; do printf '{"address": "%s"}' "${BE_IP[$b]}"; [ "$b" = b8 ] || printf ', '; done)]}]}
 JSON
 	rm -f "$WORK/$l.ctl"
-	ip netns exec "${NS_L[$i]}" timeout 300 "$SPW" $(spw_eal_mem) --no-pci \
+	ip netns exec "${NS_L[$i]}" timeout 300 "$SPW" $(lb_eal_mem "$i") --no-pci \
 		--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \
 		--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \
 		-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \
 		--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \
 		--drain-wait 0 >>"$WORK/$l.spw.log" 2>&1 &
 	echo $! >"$WORK/$l.spw.pid"
+done
+# Both started, then each waited for.
+for l in lb1 lb2; do
 	e2e_wait_file "$WORK/$l.ctl" "$(cat "$WORK/$l.spw.pid")" 600 ||
 		{ echo "FAIL: spillwayd $l did not open its control socket"; exit 1; }
 done
