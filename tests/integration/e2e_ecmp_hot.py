@@ -233,6 +233,21 @@ def wait_override(lb, key_src, windows=200):
         time.sleep(0.02)
 
 
+def wait_agreed(lbs, key_src, windows=100):
+    """Windows of lbs[1] until both instances list the same replicas for the
+    key (a just-promoted instance may start on a lower rung of the ladder and
+    step up); bounded."""
+    w0 = lbs[1].window()
+    while True:
+        ro = [lb.override(key_src) for lb in lbs]
+        if all(ro) and ro[0]["replicas"] == ro[1]["replicas"]:
+            return lbs[1].window() - w0
+        if lbs[1].window() - w0 > windows:
+            raise Fail("replica lists differ after %d windows of %s: %s / %s" % (
+                windows, lbs[1].name, ro[0] and ro[0]["replicas"], ro[1] and ro[1]["replicas"]))
+        time.sleep(0.02)
+
+
 def loads(lbs):
     """Per-backend packets summed over both instances."""
     tot = {}
@@ -369,6 +384,11 @@ def main():
                 stale_windows, lbs[0].window() - w1s))
         summary["replicas"] = {"lb1": o1 and o1["replicas"], "lb2": o2["replicas"]}
         summary["stale_windows"] = stale_windows
+        # A just-promoted instance may start on a lower rung and step up:
+        # until then the two disagree (a stale interval of its own, measured).
+        summary["converge_windows"] = wait_agreed(lbs, conf["hot_src"])
+        log("replica lists equal %d windows of lb2 after its promotion"
+            % summary["converge_windows"])
         ro = [lb.override(conf["hot_src"]) for lb in lbs]
         summary["replicas_at_open"] = {lb.name: o and o["replicas"] for lb, o in zip(lbs, ro)}
         hot = world.open("hot", conf["hot_src"], N_HOT)
@@ -410,10 +430,11 @@ def main():
         peak = summary["load_stale"]["peak"]
         ra, rm = summary["replicas_at_open"], summary["replicas_at_move"]
         print("ECMP_HOT continued=%d broken=%d moved=%d fraction=%.3f agree_at_open=%d "
-              "agree_at_move=%d r_at_open=%d/%d" % (
+              "agree_at_move=%d r_at_open=%d/%d converge_windows=%d" % (
                   h["continued"], h["broken"], h["moved"], h["continued"] / max(1, h["moved"]),
                   int(ra["lb1"] == ra["lb2"]), int(rm["lb1"] == rm["lb2"]),
-                  len(ra["lb1"] or []), len(ra["lb2"] or [])), flush=True)
+                  len(ra["lb1"] or []), len(ra["lb2"] or []), summary["converge_windows"]),
+              flush=True)
         print("ECMP_STALE continued=%d broken=%d moved=%d fraction_broken=%.3f "
               "home_peak=%s home_pooled=%s before_broken=%d" % (
                   s["continued"], s["broken"], s["moved"], s["broken"] / max(1, s["moved"]),
