@@ -53,6 +53,34 @@ Z_MAX = 4.5
 CHI2_MIN_P = 1e-4
 SPREAD_MIN_UNITS = 100
 
+# The per_packet spray case: each of its bounds fails a correct data path with
+# at most this probability.
+SPRAY_ALPHA = 1e-6
+
+
+def binom_lower(n, p, alpha):
+    """The largest k with P(Binomial(n, p) < k) <= alpha."""
+    from math import comb
+    cdf, k = 0.0, 0
+    while k <= n:
+        cdf += comb(n, k) * p ** k * (1 - p) ** (n - k)  # P(X <= k)
+        if cdf > alpha:
+            return k
+        k += 1
+    return n
+
+
+def spread_lower(n, r, alpha):
+    """Replicas that n independent uniform draws over r reach, at least, but
+    with probability <= alpha (union bound: fewer than m means all n draws
+    fell into some m - 1 of them, P <= C(r, m - 1) ((m - 1) / r)^n)."""
+    from math import comb
+    m = r
+    while m > 1 and comb(r, m - 1) * ((m - 1) / r) ** n > alpha:
+        m -= 1
+    return m
+
+
 # Frames between an MTU error and the packets it is judged to apply to: two
 # bursts of 32 (a burst's oversize threshold is taken as it starts).
 PMTU_SETTLE = 64
@@ -988,6 +1016,132 @@ class Checker:
                   man["flowstate"], n_fwd, n_fill, g("flow_evictions"), g("flow_unpinned"),
                   g("flow_rate_limited"), g("flow_hits"), g("flow_misses")))
 
+    # ------------------------------------------------------------ per_packet spray
+    def check_spray(self):
+        """A live replay (gen_pcap.py --spray) of a per_packet UDP VIP's hot
+        5-tuple, IPv4 and IPv6. Before hot_pin and after hot_unpin (and the
+        override's demotion) every packet reaches its Maglev home (the test's
+        Maglev, maglev_ref.py), the 5-tuple's included. While pinned with r = 4
+        over the VIP's 4 backends of weight 1 the model is: every packet, and
+        every datagram as a whole, draws one of the 4 replicas uniformly and
+        independently; so each replica gets at least the binomial lower bound of
+        the unfragmented datagrams, the unfragmented ones after many packets and
+        fragments still reach several replicas (nothing pinned the 5-tuple), every
+        fragment of one datagram (matched by its own bytes: IP ID and offset)
+        reaches one backend, the datagrams together at least the computed number
+        of replicas. Each bound is set so that a correct data path fails it with
+        probability <= SPRAY_ALPHA."""
+        man = json.load(open(os.path.join(self.dir, "manifest.json")))
+        sp = man["spray"]
+        self.verdicts = {}
+        self.spread_report = []
+        r = sp["replicas"]
+        n_fwd = n_fill = n_sprayed = n_frag = 0
+        unfrag = defaultdict(Counter)       # fam -> backend -> unfragmented datagrams (B)
+        late = defaultdict(Counter)         # fam -> backend, the last unfragmented ones
+        dgs = defaultdict(lambda: defaultdict(list))  # fam -> datagram -> [(fragment, backend)]
+        homes = defaultdict(Counter)        # role -> backends of the 5-tuple before / after
+        ipid = {}
+        for i, e in enumerate(self.man):
+            outs = self.fwd.get(i, [])
+            what = "in#%d (%s %s %s:%d)" % (i, e["kind"], e.get("role", ""), *(e.get("tuple") or ["-", 0]))
+            if e["kind"] == "filler":
+                n_fill += 1
+                if outs or self.replies.get(i):
+                    self.fail("%s: expected drop (not_our_mac), but it was sent" % what)
+                continue
+            n_fwd += 1
+            if len(outs) != 1 or self.replies.get(i):
+                self.fail("%s: expected forwarded once, seen %d times" % (what, len(outs)))
+            for j, d in outs:
+                self.check_encap(i, e, j, d, what)
+                if "want" in e and d.outer_dst != ip_norm(e["want"]):
+                    self.fail("%s -> out#%d: reached %s, expected its Maglev home %s" % (
+                        what, j, d.outer_dst, e["want"]))
+            b = outs[0][1].outer_dst if len(outs) == 1 else None
+            role, fam = e["role"], e["fam"]
+            if role in ("before", "after"):
+                homes[(fam, role)][b] += 1
+            elif role in ("early", "late"):
+                n_sprayed += 1
+                unfrag[fam][b] += 1
+                if role == "late":
+                    late[fam][b] += 1
+            elif role == "frag":
+                n_sprayed += 1
+                n_frag += 1
+                dgs[fam][e["datagram"]].append((e["frag"], b))
+                ipid[e["datagram"]] = e["ipid"]
+        lines = []
+        for fam in sorted(set(unfrag) | set(dgs)):
+            vi = sp["vips"][fam]
+            bes = sorted(self.usable[vi])
+            if len(bes) != r:
+                self.fail("spray: VIP %s has %d usable backends, the case needs %d" % (
+                    lbpcap.vip_label(self.vips[vi]), len(bes), r))
+            n = sum(unfrag[fam].values())
+            lo = binom_lower(n, 1 / r, SPRAY_ALPHA / r)
+            for be in bes:
+                if unfrag[fam][be] < lo:
+                    self.fail("spray IPv%d: replica %s got %d of %d unfragmented datagrams, "
+                              "at least %d expected (Binomial(%d, 1/%d))" % (
+                                  4 if fam == 0 else 6, be, unfrag[fam][be], n, lo, n, r))
+            nl = sum(late[fam].values())
+            ml = spread_lower(nl, r, SPRAY_ALPHA)
+            if len([be for be in late[fam] if be]) < ml:
+                self.fail("spray IPv%d: the last %d unfragmented datagrams reached %d replicas, "
+                          "at least %d expected (pinned?)" % (4 if fam == 0 else 6, nl, len(late[fam]), ml))
+            dg_at = Counter()
+            for dg, parts in sorted(dgs[fam].items()):
+                ks = sorted(k for k, _ in parts)
+                if ks != [0, 1, 2]:
+                    self.fail("spray: datagram %s: fragments %s in the input" % (dg, ks))
+                at = {b for _, b in parts}
+                if len(at) != 1 or None in at:
+                    self.fail("spray IPv%d: datagram %s (IP ID %s) split: fragments at %s" % (
+                        4 if fam == 0 else 6, dg, ipid[dg],
+                        ", ".join("#%d %s" % (k, b) for k, b in sorted(parts))))
+                else:
+                    dg_at[next(iter(at))] += 1
+            nd = len(dgs[fam])
+            md = spread_lower(nd, r, SPRAY_ALPHA)
+            if len(dg_at) < md:
+                self.fail("spray IPv%d: %d fragmented datagrams reached %d replicas, at least %d expected" % (
+                    4 if fam == 0 else 6, nd, len(dg_at), md))
+            for role in ("before", "after"):
+                h = homes[(fam, role)]
+                if len(h) != 1:
+                    self.fail("spray IPv%d: the 5-tuple %s the pin at %s, expected one backend (its home)" % (
+                        4 if fam == 0 else 6, role, dict(h)))
+            lines.append("  IPv%d: unfragmented %d over %s (each >= %d), last %d at %d replicas (>= %d), "
+                         "%d datagrams in 3 fragments at %s (>= %d replicas), home %s" % (
+                             4 if fam == 0 else 6, n, [unfrag[fam][be] for be in bes], lo, nl,
+                             len(late[fam]), ml, nd, [dg_at[be] for be in bes], md,
+                             "/".join(sorted(homes[(fam, "before")]))))
+        st = self.stats
+        if st is not None:
+            tot = st["totals"]
+            g = lambda k: tot.get(k, 0)  # noqa: E731
+            n_dg = sum(len(x) for x in dgs.values())
+            # fillers the feeder repeated while it waited for the demotion
+            ex = os.path.join(self.dir, "extra.json")
+            n_extra = json.load(open(ex))["fillers"] if os.path.exists(ex) else 0
+            n_fill += n_extra
+            want = {"rx_packets": len(self.inputs) + n_extra, "forwarded": n_fwd, "icmp_sent": 0,
+                    "hot_sprayed": n_sprayed, "fragments": n_frag, "frag_tracked": n_dg,
+                    "frag_followed": 2 * n_dg, "frag_unmatched": 0, "fragmented_out": 0}
+            for k, v in want.items():
+                if g(k) != v:
+                    self.fail("stats: %s %d, expected %d" % (k, g(k), v))
+            drops = {k: v for k, v in tot.get("drops", {}).items() if v}
+            if drops != ({"not_our_mac": n_fill} if n_fill else {}):
+                self.fail("stats: drops %s, expected not_our_mac %d only" % (drops, n_fill))
+            if st.get("mempool", {}).get("in_use") != 0:
+                self.fail("stats: mempool %s, expected in_use 0" % (st.get("mempool"),))
+        print("check_pcap: spray: %d packets forwarded (%d sprayed), %d fillers" % (n_fwd, n_sprayed, n_fill))
+        for ln in lines:
+            print(ln)
+
     def report(self):
         kinds = Counter(e["kind"] for e in self.man)
         vc = Counter(v for v, _ in self.verdicts.values())
@@ -1028,6 +1182,10 @@ class Checker:
         if "flowstate" in json.load(open(os.path.join(self.dir, "manifest.json"))):
             self.scan_outputs()
             self.check_flowstate()
+            return self.report()
+        if "spray" in json.load(open(os.path.join(self.dir, "manifest.json"))):
+            self.scan_outputs()
+            self.check_spray()
             return self.report()
         self.model_pmtu()
         self.scan_outputs()

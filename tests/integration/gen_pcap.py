@@ -14,6 +14,7 @@ an output packet to its input by the inner bytes alone.
 
 Usage: /usr/bin/python3 gen_pcap.py OUTDIR [--seed N] [--scale F] [--too-big icmp|drop]
                                    [--flow-capacity N] [--no-jumbo] [--mtu N] [--pmtu]
+       /usr/bin/python3 gen_pcap.py OUTDIR --flowstate CASE | --spray [--seed N]
        /usr/bin/python3 gen_pcap.py OUTDIR --bad-configs
 """
 
@@ -1022,6 +1023,154 @@ def flowstate(outdir, case, seed):
         case, len(frames), len(a), len(wait), len(b)))
 
 
+# ------------------------------------------------------------ per_packet spray
+# A live replay (--spray): a UDP 5-tuple of a per_packet VIP (IPv4 and IPv6,
+# 4 backends each, key 5tuple) before, while and after an operator's hot_pin
+# with r = 4. Segment A and C: a few packets of the 5-tuple among single
+# packets of other 5-tuples (its share stays under hot.threshold 0.6 in any
+# window, so the controller never promotes it itself); between them, after
+# hot_pin, segment B: the 5-tuple only, unfragmented datagrams and datagrams
+# in 3 fragments with distinct IP IDs, some in the order first, third, second.
+# After hot_unpin the feeder waits (fillers) until hot_list shows no override
+# of these VIPs (an idle VIP demotes after hot.demote_windows 1), then C.
+SP_VIPS = [
+    {"address": "192.0.2.70", "port": 5000, "protocol": "udp", "key": "5tuple", "encap": "ipip",
+     "hot_mode": "per_packet",
+     "backends": [{"address": "10.10.0.%d" % i, "weight": 1} for i in range(1, 5)]},
+    {"address": "2001:db8::70", "port": 5000, "protocol": "udp", "key": "5tuple", "encap": "ipip",
+     "hot_mode": "per_packet",
+     "backends": [{"address": "fd10::%d" % i, "weight": 1} for i in range(1, 5)]},
+]
+SP_KEYS = [("198.51.100.77", 40077), ("2001:db8:77::7", 40077)]
+# (unfragmented before the fragments, fragmented datagrams, unfragmented after)
+SP_COUNTS = [(32, 64, 32), (32, 32, 32)]
+
+
+def spray(outdir, seed):
+    r = random.Random(seed)
+    cfg = make_config("icmp")
+    cfg["hot"] = {"threshold": 0.6, "demote_windows": 1}
+    base = len(cfg["vips"])
+    cfg["vips"] += [dict(v) for v in SP_VIPS]
+    mg = cfg["maglev"]
+    key = maglev_ref.lbhash.key_from_seed(mg["seed"])
+    tables = [maglev_ref.vip_table(mg["seed"], mg["table_size"], v["backends"]) for v in SP_VIPS]
+    seq = [0]
+    ids = [r.sample(range(1, 1 << 16), 200), r.sample(range(1, 1 << 32), 200)]
+
+    def home(fam, c, p):
+        v = SP_VIPS[fam]
+        return ip_norm(maglev_ref.backend_for(tables[fam], key, c, v["address"], p, v["port"], 17))
+
+    def eth(ip, v6):
+        return lbpcap.eth_frame(ip, "02:00:00:00:01:01", LB_MAC,
+                                ethertype=lbpcap.ETH_P_IPV6 if v6 else lbpcap.ETH_P_IP)
+
+    def pkt(fam, c, p, role, want=None):
+        seq[0] += 1
+        v = SP_VIPS[fam]
+        ip = lbpcap.l4_packet(c, v["address"], 17, p, v["port"], b"SPW%08d|" % seq[0] + b"u" * 60)
+        e = {"kind": "spray", "role": role, "fam": fam, "vip": base + fam, "verdict": "forward",
+             "tuple": [c, p]}
+        if want:
+            e["want"] = want
+        return eth(ip, fam == 1), e
+
+    def datagram(fam, n, order):
+        """Datagram n of the 5-tuple in 3 fragments, fed in order (indices)."""
+        seq[0] += 1
+        v = SP_VIPS[fam]
+        c, p = SP_KEYS[fam]
+        pl = b"SPW%08d|" % seq[0] + bytes(r.getrandbits(8) for _ in range(870))
+        if fam == 0:
+            d = IP(src=c, dst=v["address"], id=ids[0][n]) / UDP(sport=p, dport=v["port"]) / Raw(pl)
+            frags = [bytes(f) for f in fragment(d, fragsize=320)]
+        else:
+            d = IPv6(src=c, dst=v["address"]) / IPv6ExtHdrFragment(id=ids[1][n]) / \
+                UDP(sport=p, dport=v["port"]) / Raw(pl)
+            frags = [bytes(f) for f in fragment6(d, 376)]
+        assert len(frags) == 3, len(frags)
+        return [(eth(frags[k], fam == 1),
+                 {"kind": "spray", "role": "frag", "fam": fam, "vip": base + fam, "verdict": "forward",
+                  "datagram": "%d.%d" % (fam, n), "ipid": ids[fam][n], "frag": k, "tuple": [c, p]})
+                for k in order]
+
+    def mixed(role, n_bg, n_key):
+        """n_key packets of each family's 5-tuple, spaced among n_bg single
+        packets of fresh 5-tuples (Maglev home each)."""
+        out = []
+        for fam in (0, 1):
+            c, p = SP_KEYS[fam]
+            every = n_bg // n_key
+            for k in range(n_bg):
+                while True:
+                    bc = str(ipaddress.ip_address(c) + 1 + r.getrandbits(12))
+                    bp = r.randrange(1024, 65536)
+                    if (bc, bp) != (c, p):
+                        break
+                out.append(pkt(fam, bc, bp, "bg-" + role, home(fam, bc, bp)))
+                if k % every == every - 1 and sum(1 for _, e in out if e["role"] == role and
+                                                  e["fam"] == fam) < n_key:
+                    out.append(pkt(fam, c, p, role, home(fam, c, p)))
+        return out
+
+    a = mixed("before", 29, 3)
+    b = []
+    for fam in (0, 1):
+        b += [pkt(fam, *SP_KEYS[fam], "early") for _ in range(SP_COUNTS[fam][0])]
+    orders = [[0, 1, 2], [0, 2, 1]]
+    nf = [SP_COUNTS[0][1], SP_COUNTS[1][1]]
+    for n in range(max(nf)):
+        for fam in (0, 1):
+            if n < nf[fam]:
+                b += datagram(fam, n, orders[n % 4 == 1])
+    for fam in (0, 1):
+        b += [pkt(fam, *SP_KEYS[fam], "late") for _ in range(SP_COUNTS[fam][2])]
+    c_ = mixed("after", 29, 3)
+
+    def fillers(n):
+        out = []
+        for _ in range(n):
+            seq[0] += 1
+            ip = lbpcap.l4_packet("198.18.0.1", "192.0.2.70", 17, 9, 9, b"SPW%08d|" % seq[0])
+            out.append((lbpcap.eth_frame(ip, "02:00:00:00:01:02", "02:00:00:00:00:aa"),
+                        {"kind": "filler", "verdict": "drop", "reason": "not_our_mac"}))
+        return out
+
+    a += fillers(-len(a) % FS_BURST)
+    b += fillers(-len(b) % FS_BURST)
+    c_ += fillers(-len(c_) % FS_BURST)
+    # after each change: bursts of fillers, so the worker is at the new
+    # snapshot before the next segment
+    p1, p2, p3 = fillers(4 * FS_BURST), fillers(4 * FS_BURST), fillers(4 * FS_BURST)
+    frames = a + p1 + b + p2 + p3 + c_
+    refs = [{"address": v["address"], "port": v["port"], "protocol": "udp"} for v in SP_VIPS]
+    keys = [{"src": c, "sport": p} for c, p in SP_KEYS]
+    ends = [len(a)]
+    for seg in (p1, b, p2, p3, c_):
+        ends.append(ends[-1] + len(seg))
+    plan = {"segments": [
+        {"end": ends[0], "then": [{"method": "hot_pin", "params": {"vip": refs[f], "key": keys[f],
+                                                                   "replicas": 4}} for f in (0, 1)]},
+        {"end": ends[1], "burst": FS_BURST, "gap": FILL_GAP},
+        {"end": ends[2], "then": [{"method": "hot_unpin", "params": {"vip": refs[f], "key": keys[f]}}
+                                  for f in (0, 1)]},
+        {"end": ends[3], "burst": FS_BURST, "gap": FILL_GAP, "until_no_override": refs},
+        {"end": ends[4], "burst": FS_BURST, "gap": FILL_GAP},
+        {"end": ends[5]}]}
+    os.makedirs(outdir, exist_ok=True)
+    man = [dict(e, i=i) for i, (_, e) in enumerate(frames)]
+    lbpcap.write_pcap(os.path.join(outdir, "in.pcap"), [fr for fr, _ in frames])
+    with open(os.path.join(outdir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump({"lb_mac": LB_MAC, "spray": {"vips": [base, base + 1], "keys": SP_KEYS,
+                                               "counts": SP_COUNTS, "replicas": 4},
+                   "plan": plan, "packets": man}, f, separators=(",", ":"))
+    print("gen_pcap: spray: %d frames (A %d, B %d, C %d, fillers between)" % (
+        len(frames), len(a), len(b), len(c_)))
+
+
 def write_bad_configs(outdir):
     """Invalid variants of the test config, each with the field path the daemon's
     one-line "path: reason" message must name. Writes OUTDIR/NAME.json and
@@ -1109,6 +1258,9 @@ def main():
                          "oversized packets of flows to those backends")
     ap.add_argument("--flowstate", choices=["flood", "life", "rate"],
                     help="a live replay of the TCP-aware flow state (fed by pcap_feed.py)")
+    ap.add_argument("--spray", action="store_true",
+                    help="a live replay of a per_packet UDP VIP's hot 5-tuple around hot_pin / "
+                         "hot_unpin, fragments included (fed by pcap_feed.py)")
     ap.add_argument("--bad-configs", action="store_true",
                     help="write invalid configs + expect.tsv into OUTDIR instead")
     a = ap.parse_args()
@@ -1116,6 +1268,8 @@ def main():
         write_bad_configs(a.outdir)
     elif a.flowstate:
         flowstate(a.outdir, a.flowstate, a.seed)
+    elif a.spray:
+        spray(a.outdir, a.seed)
     else:
         Gen(a.seed, a.scale, a.too_big, a.flow_capacity, not a.no_jumbo, a.icmp_rules, a.mtu,
             a.vlan, a.pmtu).run(a.outdir)

@@ -217,16 +217,17 @@ job out-port env_replay OUTP=1 out-port --scale 0.1 --seed $((SEED + 7)) --no-ju
 # toward their backend (RFC 2473 §7.1, RFC 4459), forged ones change nothing
 job pmtu replay pmtu --scale 0.1 --seed $((SEED + 8)) --no-jumbo --pmtu
 
-# live_replay NAME CASE: gen_pcap.py --flowstate CASE fed through a FIFO by
-# pcap_feed.py, with a membership change over the control socket between its
-# segments (net_pcap does not honour pcap timestamps: order is what the test
-# controls); spillwayd is stopped by SIGTERM once it has received everything.
+# live_replay NAME GEN_ARGS...: gen_pcap.py GEN_ARGS (--flowstate CASE, --spray)
+# fed through a FIFO by pcap_feed.py, with changes over the control socket
+# between its segments (net_pcap does not honour pcap timestamps: order is what
+# the test controls); spillwayd is stopped by SIGTERM once it has received everything.
 live_replay() {
-	local name=$1 case=$2
+	local name=$1
+	shift
 	local d=$WORK/$name
 	[[ -n ${SPW_PCAP_ONLY:-} && $name != "$SPW_PCAP_ONLY" ]] && return
-	echo "== pcap replay: $name (live, flow state: $case)"
-	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" --flowstate "$case"
+	echo "== pcap replay: $name (live: $*)"
+	$PY "$HERE/gen_pcap.py" "$d" --seed "$SEED" "$@"
 	mkfifo "$d/in.fifo"
 	local mac
 	mac=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["lb_mac"])' "$d/manifest.json")
@@ -256,9 +257,14 @@ live_replay() {
 # flows pinned across a backend_add that moves their Maglev slot; FIN, RST and
 # unconfirmed entries end early (a new SYN after the pause is chosen anew); the
 # new-flow rate guard sends flows over its burst by Maglev without an entry
-job flood live_replay flood flood
-job life live_replay life life
-job rate live_replay rate rate
+job flood live_replay flood --flowstate flood
+job life live_replay life --flowstate life
+job rate live_replay rate --flowstate rate
+# hot_mode per_packet: a UDP 5-tuple (IPv4, IPv6) at its Maglev home, then
+# hot_pin r = 4: its datagrams sprayed over the 4 backends, every fragment of
+# one datagram (3 fragments, some first, third, second) at one backend, nothing
+# pinned; after hot_unpin and the demotion at its home again
+job spray live_replay spray --spray
 jobs_wait
 
 # --- 2: invalid configurations -------------------------------------------------
