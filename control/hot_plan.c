@@ -758,9 +758,12 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 			h->vip_w[b->vip_id] += h->load[id];
 		}
 	}
-	for (uint32_t v = 0; load != NULL && vip_total != NULL && v < LB_MAX_VIPS; v++)
-		if (vip_total[v] > 0 && h->vip_sum[v] > 0)
-			h->vip_upp[v] = h->vip_sum[v] / (double)vip_total[v];
+	for (uint32_t id = 0; load != NULL && vip_total != NULL && id < n; id++) {
+		uint16_t vid = s->backends[id].vip_id;
+
+		if (vid < LB_MAX_VIPS && vip_total[vid] > 0 && h->vip_sum[vid] > 0)
+			h->vip_upp[vid] = h->vip_sum[vid] / (double)vip_total[vid];
+	}
 	/* Steps first: a step on one backend (a key arriving on its home, or
 	 * growing, or leaving it) changes the share of every other backend of its
 	 * VIP too, often by less than the step bound, and of the key's replicas'
