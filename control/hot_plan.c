@@ -21,7 +21,6 @@
  * EWMA would make the old home look overloaded for a few windows and trigger
  * needless re-plans. Measurements correct the estimate from the next window.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "hot_plan.h"
@@ -173,6 +172,16 @@ same_host(const struct lb_backend *a, const struct lb_backend *b)
 	return a->af == b->af && memcmp(&a->addr, &b->addr, sizeof(a->addr)) == 0;
 }
 
+/* The sampling floor of a load x: the variance of one window's count, about
+ * Poisson (the count), in load units (times units per packet). */
+static double
+window_floor(const struct lb_hotkey *h, const struct lb_backend *b, double x)
+{
+	double u = b->vip_id < LB_MAX_VIPS && h->vip_upp[b->vip_id] > 0 ? h->vip_upp[b->vip_id] : 1;
+
+	return (x > 1 ? x : 1) * u;
+}
+
 void
 lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
 {
@@ -198,6 +207,7 @@ lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
 			h->host_load[id] = 0;
 			h->host_fair[id] = 0;
 			h->host_var[id] = 0;
+			h->host_floor[id] = 0;
 			continue;
 		}
 		for (i = host_slot_of(b);; i = (i + 1) & (LB_HOT_HOST_SLOTS - 1)) {
@@ -208,6 +218,7 @@ lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
 				h->host_load[rep] = 0;
 				h->host_fair[rep] = 0;
 				h->host_var[rep] = 0;
+				h->host_floor[rep] = 0;
 				break;
 			}
 			if (same_host(&s->backends[h->host_index[i] - 1], b)) {
@@ -218,6 +229,7 @@ lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
 		h->host[id] = rep;
 		h->host_load[rep] += h->load[id];
 		h->host_var[rep] += h->var[id];
+		h->host_floor[rep] += h->var_floor[id];
 		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS &&
 		    h->vip_w[b->vip_id] > 0)
 			h->host_fair[rep] +=
@@ -396,19 +408,34 @@ lb_hotkey_rung(uint32_t r)
 	return LB_HOT_MAX_REPLICAS;
 }
 
-/* A measured load made robust to sampling noise: a deviation from the fair
- * load within LB_HOT_DENOISE_Z standard deviations of its noise counts as
- * none, so every instance sees the same (fair) load unless one is really
- * loaded by something else. The noise: the EWMA's (var is of one window),
- * but at least a Poisson count's of one window (a load that restarted is
- * one raw window), plus extra (a key part's estimate). */
+/* The real fluctuation of a load: its measured variance (var, of one
+ * window) beyond LB_HOT_FLOOR_K times its sampling floor, or 0. */
 static double
-denoised(const struct lb_hotkey *h, double measured, double fair, double var, double extra)
+excess(double var, double floor)
 {
-	double a = h->p.ewma_alpha, sd, e = measured - fair, v = var * a / (2 - a);
+	double x = var - LB_HOT_FLOOR_K * floor;
 
-	if (v < measured)
-		v = measured;
+	return x > 0 ? x : 0;
+}
+
+/* A measured load made robust to sampling noise: a deviation from the fair
+ * load within LB_HOT_DENOISE_Z standard deviations of its sampling noise
+ * counts as none, so every instance sees the same (fair) load unless one is
+ * really loaded by something else. The sampling noise: the EWMA's of the part
+ * of var up to LB_HOT_FLOOR_K times vfloor (the sampling floor measured
+ * alongside var), but at least floor (a Poisson count's variance of one
+ * window of this load: a load that restarted is one raw window), plus extra (a key part's
+ * estimate). A real fluctuation (the excess) is common to every instance and is not denoised: the
+ * plan keeps headroom for it instead. */
+static double
+denoised(const struct lb_hotkey *h, double measured, double fair, double var, double vfloor,
+         double floor, double extra)
+{
+	double a = h->p.ewma_alpha, sd, e = measured - fair;
+	double v = (var - excess(var, vfloor)) * a / (2 - a);
+
+	if (v < floor)
+		v = floor;
 	sd = LB_HOT_DENOISE_Z * root(v + extra);
 	if (e > sd)
 		return measured - sd;
@@ -529,7 +556,7 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 	np = lb_hot_plan_order(s, v, key_hash, h->pref, h->ranks);
 	for (uint32_t j = 0; j < np; j++) {
 		uint16_t b = h->pref[j];
-		double own, base, hbase, hb, hh, w = weight_of(s, b), fair, hfair, kv;
+		double own, base, hbase, hb, hh, w = weight_of(s, b), fair, hfair, kv, fl, hfl;
 
 		if (!lb_hot_plan_usable(h, b) || !(w > 0)) {
 			h->proj[j] = -1;
@@ -542,13 +569,22 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 		/* A carrier's load without the key is its load less an estimate of
 		 * its part, which carries the sketch's sampling noise too. */
 		kv = own * LB_HOT_KEY_VAR;
-		base = denoised(h, h->load[b] - own, fair > 0 ? fair : 0, h->var[b], kv);
+		fl = h->var_floor[b];
+		hfl = h->host_floor[h->host[b]];
+		base = denoised(h, h->load[b] - own, fair > 0 ? fair : 0, h->var[b], fl,
+		                window_floor(h, &s->backends[b], h->load[b] - own), kv);
 		hbase = denoised(h, h->host_load[h->host[b]] - own, hfair > 0 ? hfair : 0,
-		                 h->host_var[h->host[b]], kv);
+		                 h->host_var[h->host[b]], hfl,
+		                 window_floor(h, &s->backends[b], h->host_load[h->host[b]] - own),
+		                 kv);
 		base = base > 0 ? base : 0;
 		hbase = hbase > 0 ? hbase : 0;
-		hb = lb_hot_plan_cap(h, s, vi, b) * (1 - m) - base;
-		hh = host_cap(h, b) * (1 - m) - hbase;
+		/* The cap is judged per window: a real fluctuation's per-window sd
+		 * (not the EWMA's) is kept below it. */
+		hb = lb_hot_plan_cap(h, s, vi, b) * (1 - m) - base -
+		     LB_HOT_NOISE_Z * root(excess(h->var[b], fl));
+		hh = host_cap(h, b) * (1 - m) - hbase -
+		     LB_HOT_NOISE_Z * root(excess(h->host_var[h->host[b]], hfl));
 		h->head[j] = (hb < hh ? hb : hh) / w; /* per unit of weight */
 		h->proj[j] = base;                    /* without the key */
 		nu++;
@@ -722,6 +758,12 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 			h->vip_w[b->vip_id] += h->load[id];
 		}
 	}
+	for (uint32_t id = 0; load != NULL && vip_total != NULL && id < n; id++) {
+		uint16_t vid = s->backends[id].vip_id;
+
+		if (vid < LB_MAX_VIPS && vip_total[vid] > 0 && h->vip_sum[vid] > 0)
+			h->vip_upp[vid] = h->vip_sum[vid] / (double)vip_total[vid];
+	}
 	/* Steps first: a step on one backend (a key arriving on its home, or
 	 * growing, or leaving it) changes the share of every other backend of its
 	 * VIP too, often by less than the step bound, and of the key's replicas'
@@ -747,9 +789,11 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		if (gen == 0) {
 			h->load[id] = 0;
 			h->var[id] = 0;
+			h->var_floor[id] = 0;
 		} else if (h->load_gen[id] != gen) {
 			h->load[id] = x; /* a new membership starts from its first window */
 			h->var[id] = 0;
+			h->var_floor[id] = 0;
 		} else if (b->vip_id < LB_MAX_VIPS &&
 		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
 			h->load[id] = x;
@@ -760,6 +804,7 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 		} else {
 			h->load[id] = a * x + (1 - a) * h->load[id];
 			h->var[id] = a * d * d + (1 - a) * h->var[id];
+			h->var_floor[id] = a * window_floor(h, b, x) + (1 - a) * h->var_floor[id];
 		}
 		h->load_gen[id] = gen;
 	}
@@ -768,6 +813,7 @@ lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const
 	for (uint32_t id = n; id < h->n_known; id++) {
 		h->load[id] = 0;
 		h->var[id] = 0;
+		h->var_floor[id] = 0;
 		h->load_gen[id] = 0;
 	}
 	h->n_known = n;

@@ -55,8 +55,10 @@ bool lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
  * Choose replicas for a key of load k_plan. cur/n_cur are the backends that
  * carry it now, part load units in all (each usable one its weight's share).
  * A backend's headroom is its cap (and its host's) less the margin (hot.margin)
- * less its load without the key, that load taken as fair unless it is more
- * than LB_HOT_DENOISE_Z standard deviations of its noise from fair; replica i
+ * less LB_HOT_NOISE_Z standard deviations of its real fluctuation (measured
+ * variance beyond LB_HOT_FLOOR_K sampling floors) less its load without the
+ * key, that load taken as fair unless it is more than LB_HOT_DENOISE_Z
+ * standard deviations of its sampling noise from fair; replica i
  * is charged k_plan w_i / W of the list's weight W, as the data path spreads
  * the key. The list for r is laid along the key's rendezvous order
  * (lb_hotkey_order): position i is the i-th backend if it is usable and has

@@ -94,19 +94,22 @@ lb_hotkey_create(const struct lb_hot_params *p)
 	h->taken = calloc(LB_HOT_N_IDS, sizeof(*h->taken));
 	h->ranks = calloc(LB_HOT_N_IDS, sizeof(*h->ranks));
 	h->var = calloc(LB_HOT_N_IDS, sizeof(*h->var));
+	h->var_floor = calloc(LB_HOT_N_IDS, sizeof(*h->var_floor));
 	h->host = calloc(LB_HOT_N_IDS, sizeof(*h->host));
 	h->host_load = calloc(LB_HOT_N_IDS, sizeof(*h->host_load));
 	h->host_fair = calloc(LB_HOT_N_IDS, sizeof(*h->host_fair));
 	h->host_var = calloc(LB_HOT_N_IDS, sizeof(*h->host_var));
+	h->host_floor = calloc(LB_HOT_N_IDS, sizeof(*h->host_floor));
 	h->head = calloc(LB_HOT_N_IDS, sizeof(*h->head));
 	h->heads = calloc(LB_HOT_N_IDS, sizeof(*h->heads));
 	h->host_index = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_index));
 	h->host_stamp = calloc(LB_HOT_HOST_SLOTS, sizeof(*h->host_stamp));
 	if (h->load == NULL || h->load_gen == NULL || h->usable == NULL || h->scanned == NULL ||
 	    h->stepped == NULL || h->mark == NULL || h->pref == NULL || h->proj == NULL ||
-	    h->taken == NULL || h->ranks == NULL || h->var == NULL || h->host == NULL ||
-	    h->host_load == NULL || h->host_fair == NULL || h->host_var == NULL ||
-	    h->head == NULL || h->heads == NULL || h->host_index == NULL || h->host_stamp == NULL) {
+	    h->taken == NULL || h->ranks == NULL || h->var == NULL || h->var_floor == NULL ||
+	    h->host == NULL || h->host_load == NULL || h->host_fair == NULL ||
+	    h->host_var == NULL || h->host_floor == NULL || h->head == NULL || h->heads == NULL ||
+	    h->host_index == NULL || h->host_stamp == NULL) {
 		lb_hotkey_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -130,10 +133,12 @@ lb_hotkey_free(struct lb_hotkey *h)
 	free(h->taken);
 	free(h->ranks);
 	free(h->var);
+	free(h->var_floor);
 	free(h->host);
 	free(h->host_load);
 	free(h->host_fair);
 	free(h->host_var);
+	free(h->host_floor);
 	free(h->head);
 	free(h->heads);
 	free(h->host_index);

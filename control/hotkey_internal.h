@@ -45,9 +45,19 @@ enum lb_hot_event_type {
  * the override is re-planned for load: one noisy window never re-plans. */
 #define LB_HOT_PERSIST_WINDOWS 3
 
-/* Standard deviations of a backend's measured load noise kept below the cap
- * when planning, on top of the relative margin. */
+/* Standard deviations of a backend's real load fluctuation (its measured
+ * variance beyond the sampling floor) kept below the cap when planning, on
+ * top of the relative margin. */
 #define LB_HOT_NOISE_Z 2.0
+
+/* A measured variance up to this many times a load's sampling floor (the
+ * Poisson variance of one window's count) counts as sampling noise, which
+ * differs per instance and is denoised; only the excess is real fluctuation,
+ * common to every instance, and planned for. A window's deviation just under
+ * the step bound (LB_HOT_STEP_Z sd) adds up to alpha * LB_HOT_STEP_Z^2 floors
+ * to var (8 at the default alpha 0.5): one such window (a key arriving over
+ * two windows) and the EWMA's estimation swings do not show as excess. */
+#define LB_HOT_FLOOR_K 8.0
 
 /* A backend's measured load within this many standard deviations of its
  * noise from its fair load counts as fair when planning, so instances that
@@ -174,12 +184,14 @@ struct lb_hotkey {
 	double *load;       /* EWMA of the per-window load */
 	uint16_t *load_gen; /* membership generation the EWMA belongs to; 0 = none */
 	double *var;        /* EWMA of the squared deviation of a window from the EWMA */
+	double *var_floor;  /* EWMA, alongside var, of a window's sampling floor */
 	/* Hosts (backend addresses over every VIP), per call: host[id] is the
 	 * lowest id of the same address; the host's figures are kept at that id. */
 	uint16_t *host;
 	double *host_load;         /* Σ EWMA load of the host's memberships */
 	double *host_fair;         /* Σ weight × its VIP's average load per unit of weight */
 	double *host_var;          /* Σ var of its memberships */
+	double *host_floor;        /* Σ sampling floor (lb_hot_floor) of its memberships */
 	uint32_t *host_index;      /* LB_HOT_HOST_SLOTS: id + 1 of a host's first id; 0 = empty */
 	uint64_t *host_stamp;      /* LB_HOT_HOST_SLOTS: == stamp: host_index valid */
 	double *head;              /* scratch: headroom per preference position */
@@ -204,6 +216,7 @@ struct lb_hotkey {
 	uint64_t vip_stamp[LB_MAX_VIPS];
 	double vip_sum[LB_MAX_VIPS]; /* per call: registry-usable EWMA load per VIP */
 	double vip_w[LB_MAX_VIPS];   /* ... and weight */
+	double vip_upp[LB_MAX_VIPS]; /* load units per packet at the latest window; 0 = 1 */
 	/* Per VIP: a digest of its usable memberships (id, generation, weight)
 	 * at the latest window, and at this one; a change re-bases its loads. */
 	uint64_t vip_sig[LB_MAX_VIPS];
