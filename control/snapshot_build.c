@@ -249,12 +249,37 @@ vip_gcd(const struct lb_snapshot *s, uint16_t vip_id)
 	return g;
 }
 
+/* The pick table of lists of n entries at lut[*at...], filled once per length
+ * (copied from prev's when it has one, else computed): @return its offset. */
+static uint32_t
+lut_for(uint16_t *lut, uint32_t *at, uint32_t *of_len, uint32_t n, const struct lb_snapshot *prev)
+{
+	const struct lb_override_table *pt = prev != NULL ? &prev->overrides : NULL;
+
+	if (of_len[n] != 0)
+		return of_len[n] - 1;
+	of_len[n] = *at + 1;
+	*at += LB_OVERRIDE_LUT_SIZE;
+	for (uint32_t i = 0; pt != NULL && pt->n != 0 && i <= pt->mask; i++)
+		if (pt->slots[i].n_replicas == n) {
+			memcpy(lut + of_len[n] - 1, pt->lut + pt->slots[i].lut,
+			       LB_OVERRIDE_LUT_SIZE * sizeof(*lut));
+			return of_len[n] - 1;
+		}
+	lb_override_lut_fill(lut + of_len[n] - 1, n);
+	return of_len[n] - 1;
+}
+
+/* Lay the overrides out: slots, replica lists (up to cap entries) and their
+ * pick tables (up to n_lut, one per distinct list length). */
 static void
 place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_slot *slots,
-                uint32_t mask, uint16_t *replicas, uint32_t cap,
-                const struct lb_snapshot_override *ov, uint32_t n_ov)
+                uint32_t mask, uint16_t *replicas, uint32_t cap, uint16_t *lut, uint32_t n_lut,
+                const struct lb_snapshot *prev, const struct lb_snapshot_override *ov,
+                uint32_t n_ov)
 {
-	uint32_t next = 0, n = 0;
+	uint32_t next = 0, n = 0, lut_at = 0;
+	uint32_t of_len[LB_OVERRIDE_SPREAD_MAX + 1] = {0}; /* offset + 1 of a length's table */
 
 	for (uint32_t k = 0; k < n_ov; k++) {
 		uint16_t id[LB_OVERRIDE_REPLICAS_MAX];
@@ -276,7 +301,8 @@ place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_s
 		/* Each replica's slots in proportion to its weight, so the pick's
 		 * uniform choice of a slot gives it w_i / W of the key. */
 		want = spread_slots(w, nu, vip_gcd(s, ov[k].vip_id));
-		if (want == 0 || want > cap - next)
+		if (want == 0 || want > cap - next ||
+		    (of_len[want] == 0 && lut_at / LB_OVERRIDE_LUT_SIZE >= n_lut))
 			continue;
 		want = spread_fill(replicas + next, id, w, nu, want);
 		i = lb_override_slot_of(ov[k].key_hash, ov[k].vip_id, mask);
@@ -289,6 +315,7 @@ place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_s
 		slots[i].vip_id = ov[k].vip_id;
 		slots[i].first = next;
 		slots[i].n_replicas = (uint16_t)want;
+		slots[i].lut = lut_for(lut, &lut_at, of_len, want, prev);
 		next += want;
 		/* A per_packet VIP's packets look for their key's override first. */
 		for (uint32_t j = 0; j < s->n_vips; j++)
@@ -299,6 +326,7 @@ place_overrides(struct lb_snapshot *s, struct lb_vip *vips, struct lb_override_s
 	s->overrides.mask = mask;
 	s->overrides.slots = slots;
 	s->overrides.replicas = replicas;
+	s->overrides.lut = lut;
 }
 
 /* The Maglev inputs of cv: its active backends of non-zero weight. */
@@ -421,7 +449,8 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 {
 	uint32_t n_vips = cfg->n_vips, n_ids = 0, index_size = 16, max_be = 0;
 	uint32_t ov_slots = 1, n_rep = 0;
-	size_t off_vips, off_index, off_frag, off_backends, off_ovs, off_reps, total;
+	size_t off_vips, off_index, off_frag, off_backends, off_ovs, off_reps, off_lut, total;
+	uint32_t n_lut; /* pick tables: one per distinct list length at most */
 	struct lb_maglev_backend *mb = NULL;
 	struct lb_snapshot *s;
 	char(*idents)[LB_NAME_MAX + 48] = NULL;
@@ -454,7 +483,9 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 		ov_slots <<= 1;
 	off_ovs = ALIGN64(off_backends + (n_ids ? n_ids : 1) * sizeof(struct lb_backend));
 	off_reps = ALIGN64(off_ovs + ov_slots * sizeof(struct lb_override_slot));
-	total = ALIGN64(off_reps + (n_rep ? n_rep : 1) * sizeof(uint16_t));
+	off_lut = ALIGN64(off_reps + (n_rep ? n_rep : 1) * sizeof(uint16_t));
+	n_lut = n_ov < LB_OVERRIDE_SPREAD_MAX ? n_ov : LB_OVERRIDE_SPREAD_MAX;
+	total = ALIGN64(off_lut + (size_t)n_lut * LB_OVERRIDE_LUT_SIZE * sizeof(uint16_t));
 
 	base = aligned_alloc(64, total);
 	mb = calloc(max_be ? max_be : 1, sizeof(*mb));
@@ -549,7 +580,8 @@ lb_snapshot_build_par(const struct lb_config *cfg, uint64_t generation,
 			goto fail;
 		}
 	place_overrides(s, vips, (struct lb_override_slot *)(base + off_ovs), ov_slots - 1,
-	                (uint16_t *)(base + off_reps), n_rep, ov, n_ov);
+	                (uint16_t *)(base + off_reps), n_rep, (uint16_t *)(base + off_lut), n_lut,
+	                prev, ov, n_ov);
 	goto out;
 fail:
 	lb_snapshot_free(s);

@@ -7,7 +7,9 @@
  * hash Maglev uses for the key), load at most 1/2; a slot with no replicas is
  * empty. Replica lists live in one shared array of backend ids, each replica
  * repeated in proportion to its weight (control/snapshot_build.c), so a
- * uniform pick of a list entry gives replica i about w_i / W of the key.
+ * uniform pick of a list entry gives replica i about w_i / W of the key. Each
+ * list has a pick table of list indices, the jump consistent hash precomputed
+ * by the builder for every value of the hash's high bits.
  */
 #ifndef LB_OVERRIDE_H
 #define LB_OVERRIDE_H
@@ -20,12 +22,20 @@
 /* List entries of one override at most: the weights over their gcd when they
  * sum to no more, else this many by rounding (each share within 1 / this). */
 #define LB_OVERRIDE_SPREAD_MAX 1024
+/* Entries of one pick table: 2^14 list indices (32 KiB). A list entry's
+ * share is then off its 1 / n by about sqrt(1 / (n * LB_OVERRIDE_LUT_SIZE)),
+ * a replica of share p by sqrt(p / LB_OVERRIDE_LUT_SIZE) (p = 1/256: 12%
+ * of p). The table depends only on the list's length, so lists of one length
+ * share one. */
+#define LB_OVERRIDE_LUT_BITS 14
+#define LB_OVERRIDE_LUT_SIZE (1u << LB_OVERRIDE_LUT_BITS)
 
 struct lb_override_slot {
 	uint64_t key_hash; /* hash of the VIP's flow key (the Maglev hash) */
 	uint16_t vip_id;
 	uint16_t n_replicas; /* list entries (replicas repeated by weight); 0 = empty slot */
 	uint32_t first;      /* index of the first replica in lb_override_table.replicas */
+	uint32_t lut;        /* index of its pick table's first entry in lb_override_table.lut */
 };
 
 struct lb_override_table {
@@ -33,6 +43,7 @@ struct lb_override_table {
 	uint32_t mask; /* slots - 1 (power of two); unused when n == 0 */
 	const struct lb_override_slot *slots;
 	const uint16_t *replicas; /* backend ids */
+	const uint16_t *lut;      /* pick tables: LB_OVERRIDE_LUT_SIZE list indices each */
 };
 
 static inline uint32_t
@@ -83,19 +94,47 @@ lb_override_jump(uint64_t flow_hash, uint32_t n)
 	return (uint32_t)b;
 }
 
+/** The fixed hash entry j of a pick table stands for: SplitMix64 of j. */
+static inline uint64_t
+lb_override_lut_hash(uint32_t j)
+{
+	uint64_t x = (uint64_t)j + 0x9E3779B97F4A7C15ULL;
+
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+/**
+ * Fill the pick table of a list of n entries (n >= 1; off the data path):
+ * entry j is lb_override_jump(lb_override_lut_hash(j), n). Two lists' tables
+ * differ exactly in the entries jump moves between their lengths: about
+ * 1 / (n + 1) of them from n to n + 1, all to the new entry.
+ */
+static inline void
+lb_override_lut_fill(uint16_t *lut, uint32_t n)
+{
+	for (uint32_t j = 0; j < LB_OVERRIDE_LUT_SIZE; j++)
+		lut[j] = (uint16_t)lb_override_jump(lb_override_lut_hash(j), n);
+}
+
 /**
  * The replica for one flow (or, when spraying, one packet): the list entry
- * lb_override_jump() gives for the hash, so a connection always maps to the
- * same replica while the override stands, and a list that grows at its end,
- * shrinks at its end or has one entry's id replaced in place keeps every
- * other flow on its replica. Entries repeat a replica by its weight, so
- * replica i takes about w_i / W of the hashes.
+ * the override's pick table holds for the hash's high LB_OVERRIDE_LUT_BITS
+ * bits (Maglev took the key's slot from its low 32), two dependent loads and
+ * no loop. So a connection always maps to the same replica while the
+ * override stands, and a list that grows at its end, shrinks at its end or
+ * has one entry's id replaced in place keeps every other flow on its
+ * replica (the table is lb_override_jump() of fixed hashes). Entries repeat
+ * a replica by its weight, so replica i takes about w_i / W of the hashes,
+ * within the table's quantization (LB_OVERRIDE_LUT_SIZE).
  */
 static inline uint16_t
 lb_override_pick(const struct lb_override_table *t, const struct lb_override_slot *o,
                  uint64_t flow_hash)
 {
-	return t->replicas[o->first + lb_override_jump(flow_hash, o->n_replicas)];
+	return t->replicas[o->first +
+	                   t->lut[o->lut + (uint32_t)(flow_hash >> (64 - LB_OVERRIDE_LUT_BITS))]];
 }
 
 #endif /* LB_OVERRIDE_H */
