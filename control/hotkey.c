@@ -356,8 +356,9 @@ share_floor(double count)
  * last plan already could not hold it and the key's load has not grown by
  * LB_HOT_SHRINK_MARGIN since), an operator's r differs, or fewer replicas
  * would hold the cap with the key's load times LB_HOT_SHRINK_MARGIN. With
- * only_broken (a change being published, not a window), only an unusable
- * replica re-plans, and no window is counted.
+ * only_broken (a change being published, not a window, or a window in which
+ * the VIP had no packet), only an unusable replica re-plans, and no window is
+ * counted.
  */
 static bool
 check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
@@ -624,7 +625,10 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			changed = true;
 			continue;
 		}
-		if (check_override(h, s, v, vi, i, window, false))
+		/* An idle window says nothing of the key's load or of its
+		 * replicas' (a drained instance): only a replica gone re-plans,
+		 * so the list the peers share stays while no traffic comes. */
+		if (check_override(h, s, v, vi, i, window, total == 0))
 			changed = true;
 	}
 	compact(h);

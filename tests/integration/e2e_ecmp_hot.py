@@ -34,9 +34,15 @@ Figures: per set continued/broken; the key's Maglev home (the backend every
 `before` connection reached) and its peak load in the stale interval, from
 both instances' per-backend packet counters; the replica lists of both.
 Machine-readable lines: ECMP_HOT (the `hot` set) and ECMP_STALE (the
-`stale` set). Asserted: every connection accounted for, every `bg`
-connection continued, every `before` connection and each background source
-on one backend, and the `hot` set's continued fraction >= min_continued.
+`stale` set). A watch thread polls both instances' hot_list every 20 ms and
+logs every change of the key's list (window, phase); ECMP_HOT's
+agree_at_open and agree_at_move are 1 when no poll of the whole opening of
+the `hot` set, or of the whole moves, saw the two lists differ
+(disagree_polls_open / _moves count those that did). Asserted: every
+connection accounted for, every `bg` connection continued, no background
+source ever overridden (the watch's record: hot_events name a key by its
+hash only), every `before` connection and each background source on one
+backend, and the `hot` set's continued fraction >= min_continued.
 
 CONF (JSON): {"vip", "port", "router_ns", "hot_src", "bg_src": [...],
   "backends": {name: address}, "threshold", "epsilon", "min_continued", "summary",
@@ -208,11 +214,6 @@ class Lb:
                 return o
         return None
 
-    def promoted(self):
-        """Sources ever promoted or pinned (hot_events, the last 256 events)."""
-        return {e.get("key", {}).get("src") for e in self.rpc.call("hot_events")
-                if e["event"] in ("promote", "pin")}
-
     def backend_packets(self):
         v = self.rpc.call("stats")["vips"][0]
         return {b["address"]: b["packets"] for b in v["backends"]}
@@ -246,6 +247,57 @@ def wait_agreed(lbs, key_src, windows=100):
             raise Fail("replica lists differ after %d windows of %s: %s / %s" % (
                 windows, lbs[1].name, ro[0] and ro[0]["replicas"], ro[1] and ro[1]["replicas"]))
         time.sleep(0.02)
+
+
+class Watch:
+    """Polls both instances' hot_list in a thread and logs every change of
+    the hot key's replica list (with each instance's window and the phase),
+    so a flap between rungs or a re-plan on one instance shows in the log."""
+
+    def __init__(self, conf, world):
+        self.world = world
+        self.key = conf["hot_src"]
+        self.rpcs = [(d["name"], spwrpc.Client(d["ctl"], timeout=30)) for d in conf["lbs"]]
+        self.last = {}
+        self.changes = []
+        self.srcs = set()  # every source either instance listed an override for
+        self.disagree = {}  # phase: polls in which both listed the key, differently
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            for name, rpc in self.rpcs:
+                try:
+                    hl = rpc.call("hot_list")
+                except Exception:  # noqa: BLE001 (the watch only logs)
+                    continue
+                reps = None
+                for o in hl["overrides"]:
+                    self.srcs.add(o["key"].get("src"))
+                    if o["key"].get("src") == self.key:
+                        reps = list(o["replicas"])
+                prev = self.last.get(name)
+                if reps != prev:
+                    log("watch %s window %d phase %r: r=%s replicas %s" % (
+                        name, hl["window"], self.world.phase, reps and len(reps), reps))
+                    self.changes.append((name, hl["window"], self.world.phase,
+                                         reps and len(reps)))
+                self.last[name] = reps
+            got = [self.last.get(n) for n, _ in self.rpcs]
+            if all(got) and got[0] != got[1]:
+                ph = self.world.phase
+                self.disagree[ph] = self.disagree.get(ph, 0) + 1
+            time.sleep(0.02)
+
+    def disagreed(self, prefix):
+        """Polls in phases starting with prefix in which the lists differed."""
+        return sum(n for ph, n in self.disagree.items() if ph.startswith(prefix))
+
+    def close(self):
+        self.stop = True
+        self.thread.join(5)
 
 
 def loads(lbs):
@@ -314,6 +366,7 @@ def main():
     names = {a: n for n, a in conf["backends"].items()}
     summary = {"params": {"threshold": phi, "epsilon": eps, "min_continued": conf["min_continued"]}}
     world = World(conf)
+    watch = Watch(conf, world)
     rc = 0
     try:
         wait_paths(conf, 2, 120)
@@ -391,7 +444,10 @@ def main():
             % summary["converge_windows"])
         ro = [lb.override(conf["hot_src"]) for lb in lbs]
         summary["replicas_at_open"] = {lb.name: o and o["replicas"] for lb, o in zip(lbs, ro)}
+        world.phase = "agreed open"
         hot = world.open("hot", conf["hot_src"], N_HOT)
+        world.progress(EXCHANGES_AFTER_MOVE)
+        world.phase = "agreed"
         spread = {}
         for c in hot:
             spread[c.backend] = spread.get(c.backend, 0) + 1
@@ -420,21 +476,28 @@ def main():
         # The guarantee covers keys that are not overridden anywhere; the
         # scenario keeps every background source below the threshold on each
         # instance (4 of ~60 connections, threshold 0.3).
-        bgp = {lb.name: sorted(lb.promoted() & set(conf["bg_src"])) for lb in lbs}
-        check(not any(bgp.values()), "background sources promoted (the scenario's premise): %s"
-              % bgp)
+        # hot_events name a key by its hash only: the watch's record of
+        # every source either instance listed an override for.
+        bgp = sorted(watch.srcs & set(conf["bg_src"]))
+        check(conf["hot_src"] in watch.srcs, "the watch saw no override of the hot source")
+        check(not bgp, "background sources promoted (the scenario's premise): %s" % bgp)
         bad = [c for c in bg if c.broken is not None]
         check(not bad, "%d of %d background connections broke (%s)" % (
             len(bad), len(bg), sorted({c.broken for c in bad})))
         h, s = ag["hot"], st["stale"]
         peak = summary["load_stale"]["peak"]
-        ra, rm = summary["replicas_at_open"], summary["replicas_at_move"]
+        ra = summary["replicas_at_open"]
+        # Agreement over the whole interval (every poll of the watch), not
+        # at one instant: the lists may change and change back in between.
+        d_open, d_move = watch.disagreed("agreed open"), watch.disagreed("agreed:")
+        summary["disagree_polls"] = {"open": d_open, "moves": d_move}
         print("ECMP_HOT continued=%d broken=%d moved=%d fraction=%.3f agree_at_open=%d "
-              "agree_at_move=%d r_at_open=%d/%d converge_windows=%d" % (
+              "agree_at_move=%d r_at_open=%d/%d converge_windows=%d "
+              "disagree_polls_open=%d disagree_polls_moves=%d" % (
                   h["continued"], h["broken"], h["moved"], h["continued"] / max(1, h["moved"]),
-                  int(ra["lb1"] == ra["lb2"]), int(rm["lb1"] == rm["lb2"]),
-                  len(ra["lb1"] or []), len(ra["lb2"] or []), summary["converge_windows"]),
-              flush=True)
+                  int(d_open == 0), int(d_move == 0),
+                  len(ra["lb1"] or []), len(ra["lb2"] or []), summary["converge_windows"],
+                  d_open, d_move), flush=True)
         print("ECMP_STALE continued=%d broken=%d moved=%d fraction_broken=%.3f "
               "home_peak=%s home_pooled=%s before_broken=%d" % (
                   s["continued"], s["broken"], s["moved"], s["broken"] / max(1, s["moved"]),
@@ -447,6 +510,19 @@ def main():
         log("FAIL: %s" % e)
         rc = 1
     finally:
+        watch.close()
+        for lb in lbs:
+            try:
+                o = lb.override(conf["hot_src"])
+                for e in lb.rpc.call("hot_events"):
+                    if o is None or e.get("key_hash") == o["key_hash"]:
+                        log("event %s: %s" % (lb.name, json.dumps(e, sort_keys=True)))
+            except Exception as e:  # noqa: BLE001
+                log("event %s: %r" % (lb.name, e))
+        for c in world.conns:
+            if c.kind == "hot" and c.broken is not None:
+                log("broken hot connection %d sport %d greeted by %s broke in %r: %r" % (
+                    c.i, c.sport, c.backend, c.broken, c.why))
         world.close()
         with open(conf["summary"], "w") as f:
             json.dump(summary, f, indent=1)

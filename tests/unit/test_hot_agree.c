@@ -329,12 +329,60 @@ test_sweep_table(void **state)
 		}
 }
 
+/* A drained instance: ECMP sends it nothing, so its VIP is idle for many
+ * windows (below demote_windows). An idle window says nothing about the key's
+ * load, so the key's list must stay the one planned under traffic: the peer
+ * still plans for the key, and the connections that return on undrain (or
+ * move over when the peer drains) are picked over this list. */
+static void
+test_idle_windows_keep_the_list(void **state)
+{
+	struct lb_hot_params p = {.threshold = 0.3,
+	                          .threshold_low = 0.15,
+	                          .demote_windows = 1000,
+	                          .epsilon = 0.25,
+	                          .ewma_alpha = 0.5};
+	struct sim *m = sim_new(true, 8, &p);
+	const struct lb_hot_override *o;
+	uint16_t before[256], n_before;
+
+	(void)state;
+	m->T = 400;
+	m->hot = 200;
+	for (int t = 0; t < 40; t++)
+		sim_step(m, NULL);
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	assert_true(o->n_replicas > 1);
+	n_before = o->n_replicas;
+	memcpy(before, o->replicas, n_before * sizeof(before[0]));
+	/* One replica loaded by something else for two windows, just short of
+	 * the windows a persistent overload waits before re-planning. */
+	m->extra[o->replicas[0]] = 40;
+	sim_step(m, NULL);
+	sim_step(m, NULL);
+	m->extra[o->replicas[0]] = 0;
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_int_equal(o->n_replicas, n_before);
+	m->T = 0;
+	m->hot = 0;
+	for (int t = 0; t < 50; t++) {
+		sim_step(m, NULL);
+		o = find_ov(m->h, 0, HOT_HASH);
+		assert_non_null(o);
+		assert_int_equal(o->n_replicas, n_before);
+		assert_memory_equal(o->replicas, before, n_before * sizeof(before[0]));
+	}
+	sim_free(m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_two_instances_agree),
 	        cmocka_unit_test(test_sweep_table),
+	        cmocka_unit_test(test_idle_windows_keep_the_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
