@@ -259,9 +259,12 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
         if not r_lo <= len(o["replicas"]) <= r_hi:
             bad("hot_list: the override has %d replicas; the model needs %d..%d"
                 % (len(o["replicas"]), r_lo, r_hi))
-        if o["replicas"] and o["replicas"][0] != home:
-            bad("hot_list: the override's first replica is %s, the key's Maglev home %s"
-                % (o["replicas"][0], home))
+        # The list is laid along the key's rendezvous order (docs/hot-keys.md),
+        # not from its Maglev home: distinct backends of the VIP.
+        if len(set(o["replicas"])) != len(o["replicas"]) or \
+                not set(o["replicas"]) <= set(b["address"] for b in vip["backends"]):
+            bad("hot_list: the override's replicas %s are not distinct backends of the VIP"
+                % o["replicas"])
         for be in o["replicas"]:
             floor_ = REPLICA_FLOOR * after / len(o["replicas"])
             if pb.get(be, 0) < floor_:
