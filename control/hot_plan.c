@@ -2,24 +2,15 @@
 /*
  * The hot-key controller's planning maths: the replica count
  * r = ceil(N p / (c - 1 + p)) and its ladder, a key's Maglev preference order
- * and its rendezvous order, the usable backends and the cap of a VIP, the
+ * and its rendezvous order, the usable backends and the cap of a VIP, and the
  * replica list laid along the rendezvous order under that cap (loads within
- * their noise of fair taken as fair, so instances agree), and the bookkeeping
- * of backend loads. docs/hot-keys.md "The controller" has the math.
+ * their noise of fair taken as fair, so instances agree). The backend loads it
+ * plans on are kept by hot_loads.c. docs/hot-keys.md "The controller" has the
+ * math.
  *
  * Units. A candidate's share p = count / vip_total is unit-free. Backend loads
  * may be in another unit (bytes, new flows), so the key's traffic is expressed
  * in load units as p times the VIP's summed backend load.
- *
- * Load bookkeeping. Each backend's load is an EWMA of the per-window array.
- * Each override also tracks an EWMA of its key's traffic in load units
- * (key_load), updated with the same alpha, so by linearity a replica's EWMA
- * minus its weight's part of key_load (w_i / W over the usable replicas, as
- * the data path spreads it) is the EWMA of everything else it carries. When
- * a plan moves the key, the controller moves key_load between the old and the
- * new replicas' EWMAs at once (a predictor step): otherwise the lag of the
- * EWMA would make the old home look overloaded for a few windows and trigger
- * needless re-plans. Measurements correct the estimate from the next window.
  */
 #include <string.h>
 
@@ -94,17 +85,10 @@ lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v, uint64
 /* --- the usable backends and the cap -------------------------------------- */
 
 static bool
-registry_usable(const struct lb_snapshot *s, uint16_t id)
-{
-	const struct lb_backend *b = &s->backends[id];
-
-	return b->gen != 0 && b->state == LB_BACKEND_ACTIVE && b->weight > 0;
-}
-
-static bool
 registry_active(const struct lb_snapshot *s, const struct lb_vip *v, uint16_t id)
 {
-	return id < s->n_backends && s->backends[id].vip_id == v->id && registry_usable(s, id);
+	return id < s->n_backends && s->backends[id].vip_id == v->id &&
+	       lb_hot_plan_registry_usable(s, id);
 }
 
 const struct lb_hot_vip_info *
@@ -147,94 +131,6 @@ bool
 lb_hot_plan_usable(const struct lb_hotkey *h, uint16_t id)
 {
 	return id < LB_HOT_N_IDS && h->usable[id] == h->stamp;
-}
-
-/* --- hosts ---------------------------------------------------------------- */
-
-static uint32_t
-host_slot_of(const struct lb_backend *b)
-{
-	uint64_t x = (uint64_t)b->af * 0x9E3779B97F4A7C15ULL;
-
-	for (int i = 0; i < 16; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, (const uint8_t *)&b->addr + i, 8);
-		x = (x ^ w) * 0xff51afd7ed558ccdULL;
-		x ^= x >> 29;
-	}
-	return (uint32_t)(x >> 40) & (LB_HOT_HOST_SLOTS - 1);
-}
-
-static bool
-same_host(const struct lb_backend *a, const struct lb_backend *b)
-{
-	return a->af == b->af && memcmp(&a->addr, &b->addr, sizeof(a->addr)) == 0;
-}
-
-/* The sampling floor of a load x: the variance of one window's count, about
- * Poisson (the count), in load units (times units per packet). */
-static double
-window_floor(const struct lb_hotkey *h, const struct lb_backend *b, double x)
-{
-	double u = b->vip_id < LB_MAX_VIPS && h->vip_upp[b->vip_id] > 0 ? h->vip_upp[b->vip_id] : 1;
-
-	return (x > 1 ? x : 1) * u;
-}
-
-void
-lb_hot_plan_hosts(struct lb_hotkey *h, const struct lb_snapshot *s)
-{
-	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
-
-	memset(h->vip_sum, 0, sizeof(h->vip_sum));
-	memset(h->vip_w, 0, sizeof(h->vip_w));
-	for (uint32_t id = 0; id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-
-		if (!registry_usable(s, (uint16_t)id) || b->vip_id >= LB_MAX_VIPS)
-			continue;
-		h->vip_sum[b->vip_id] += h->load[id];
-		h->vip_w[b->vip_id] += b->weight;
-	}
-	for (uint32_t id = 0; id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-		uint32_t i;
-		uint16_t rep;
-
-		h->host[id] = (uint16_t)id;
-		if (b->gen == 0) {
-			h->host_load[id] = 0;
-			h->host_fair[id] = 0;
-			h->host_var[id] = 0;
-			h->host_floor[id] = 0;
-			continue;
-		}
-		for (i = host_slot_of(b);; i = (i + 1) & (LB_HOT_HOST_SLOTS - 1)) {
-			if (h->host_stamp[i] != h->stamp) {
-				h->host_stamp[i] = h->stamp;
-				h->host_index[i] = id + 1;
-				rep = (uint16_t)id;
-				h->host_load[rep] = 0;
-				h->host_fair[rep] = 0;
-				h->host_var[rep] = 0;
-				h->host_floor[rep] = 0;
-				break;
-			}
-			if (same_host(&s->backends[h->host_index[i] - 1], b)) {
-				rep = (uint16_t)(h->host_index[i] - 1);
-				break;
-			}
-		}
-		h->host[id] = rep;
-		h->host_load[rep] += h->load[id];
-		h->host_var[rep] += h->var[id];
-		h->host_floor[rep] += h->var_floor[id];
-		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS &&
-		    h->vip_w[b->vip_id] > 0)
-			h->host_fair[rep] +=
-			        b->weight * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
-	}
 }
 
 /* --- caps ----------------------------------------------------------------- */
@@ -301,28 +197,6 @@ rank_cmp(const void *a, const void *b)
 	if (x->q != y->q)
 		return x->q < y->q ? -1 : 1;
 	return x->j < y->j ? -1 : x->j > y->j;
-}
-
-/* Backend id's weight in s, 0 if not in the registry. */
-static double
-weight_of(const struct lb_snapshot *s, uint16_t id)
-{
-	return id < s->n_backends ? (double)s->backends[id].weight : 0;
-}
-
-/* Σ weight of the backends in ids usable in this call (all of them if none is). */
-static double
-carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *ids,
-               uint16_t n)
-{
-	double w = 0, all = 0;
-
-	for (uint16_t i = 0; i < n; i++) {
-		all += weight_of(s, ids[i]);
-		if (lb_hot_plan_usable(h, ids[i]))
-			w += weight_of(s, ids[i]);
-	}
-	return w > 0 ? w : all;
 }
 
 /* A backend's identity as every instance knows it (its address), hashed. */
@@ -495,7 +369,7 @@ fill_least(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_hot
 		quantum = 1;
 	for (uint32_t j = 0; j < np; j++)
 		if (!h->taken[j] && h->proj[j] >= 0) {
-			double w = weight_of(s, h->pref[j]);
+			double w = lb_hot_plan_weight(s, h->pref[j]);
 
 			h->ranks[n_rest].q = (int64_t)(h->proj[j] / w / quantum + 0.5);
 			h->ranks[n_rest].j = j;
@@ -526,7 +400,7 @@ fits_laid(const struct lb_hotkey *h, const struct lb_snapshot *s, const uint32_t
 	double w = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		w += weight_of(s, h->pref[pos[i]]);
+		w += lb_hot_plan_weight(s, h->pref[pos[i]]);
 	for (uint32_t i = 0; i < n; i++)
 		if (!(k / w <= h->head[pos[i]] * (1 + LB_HOT_CAP_SLACK) + 1e-12))
 			return false;
@@ -552,11 +426,12 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 	for (uint16_t i = 0; i < n_cur; i++)
 		if (cur[i] < LB_HOT_N_IDS)
 			h->mark[cur[i]] = h->mark_stamp;
-	w_cur = carrier_weight(h, s, cur, n_cur);
+	w_cur = lb_hot_plan_carrier_weight(h, s, cur, n_cur);
 	np = lb_hot_plan_order(s, v, key_hash, h->pref, h->ranks);
 	for (uint32_t j = 0; j < np; j++) {
 		uint16_t b = h->pref[j];
-		double own, base, hbase, hb, hh, w = weight_of(s, b), fair, hfair, kv, fl, hfl;
+		double own, base, hbase, hb, hh, w = lb_hot_plan_weight(s, b), fair, hfair, kv, fl,
+		                                 hfl;
 
 		if (!lb_hot_plan_usable(h, b) || !(w > 0)) {
 			h->proj[j] = -1;
@@ -572,10 +447,11 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 		fl = h->var_floor[b];
 		hfl = h->host_floor[h->host[b]];
 		base = denoised(h, h->load[b] - own, fair > 0 ? fair : 0, h->var[b], fl,
-		                window_floor(h, &s->backends[b], h->load[b] - own), kv);
+		                lb_hot_plan_window_floor(h, &s->backends[b], h->load[b] - own), kv);
 		hbase = denoised(h, h->host_load[h->host[b]] - own, hfair > 0 ? hfair : 0,
 		                 h->host_var[h->host[b]], hfl,
-		                 window_floor(h, &s->backends[b], h->host_load[h->host[b]] - own),
+		                 lb_hot_plan_window_floor(h, &s->backends[b],
+		                                          h->host_load[h->host[b]] - own),
 		                 kv);
 		base = base > 0 ? base : 0;
 		hbase = hbase > 0 ? hbase : 0;
@@ -627,7 +503,7 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint16_t b = h->pref[pos[i]];
-		double w = weight_of(s, b);
+		double w = lb_hot_plan_weight(s, b);
 		double q = vi->unit > 0 ? (h->proj[pos[i]] + u * w) / (w * vi->unit) : 0;
 
 		peak = q > peak ? q : peak;
@@ -645,176 +521,4 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 		res->peak = peak;
 	}
 	return n_out;
-}
-
-/* --- loads ---------------------------------------------------------------- */
-
-void
-lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, const uint16_t *from,
-                       uint16_t n_from, double from_load, const uint16_t *to, uint16_t n_to,
-                       double key_load)
-{
-	double w_from = carrier_weight(h, s, from, n_from), w_to = 0;
-
-	for (uint16_t i = 0; i < n_to; i++)
-		w_to += weight_of(s, to[i]);
-	for (uint16_t i = 0; i < n_from && w_from > 0; i++)
-		if (from[i] < LB_HOT_N_IDS) {
-			double part = from_load * weight_of(s, from[i]) / w_from;
-			double d = h->load[from[i]] < part ? h->load[from[i]] : part;
-
-			h->load[from[i]] -= d;
-			h->host_load[h->host[from[i]]] -= d;
-		}
-	for (uint16_t i = 0; i < n_to && w_to > 0; i++)
-		if (to[i] < LB_HOT_N_IDS) {
-			double part = key_load * weight_of(s, to[i]) / w_to;
-
-			h->load[to[i]] += part;
-			h->host_load[h->host[to[i]]] += part;
-		}
-}
-
-/* One usable membership's contribution to its VIP's digest. */
-static uint64_t
-membership_digest(const struct lb_backend *b, uint32_t id)
-{
-	uint64_t x = ((uint64_t)id << 32 | (uint64_t)b->gen << 16) ^
-	             (uint64_t)b->weight * 0x9E3779B97F4A7C15ULL;
-
-	x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
-	return x ^ (x >> 29);
-}
-
-/* LB_HOT_STEP_Z^2 times the sampling variance of a load x: a count of x packets
- * is about Poisson (variance x), in load units times the VIP's units per
- * packet. */
-static double
-step_z2(const struct lb_hotkey *h, const struct lb_backend *b, double x, const uint64_t *vip_total)
-{
-	double u = 1;
-
-	if (vip_total != NULL && b->vip_id < LB_MAX_VIPS && vip_total[b->vip_id] > 0 &&
-	    h->vip_sum[b->vip_id] > 0)
-		u = h->vip_sum[b->vip_id] / (double)vip_total[b->vip_id];
-	return LB_HOT_STEP_Z * LB_HOT_STEP_Z * (x > 1 ? x : 1) * u;
-}
-
-/* Backend id's deviation this window from its smoothed load scaled to this
- * window's VIP volume (vip_sum / vip_w as lb_hot_plan_update_loads() sets them). */
-static double
-deviation(const struct lb_hotkey *h, const struct lb_backend *b, uint32_t id, const uint64_t *load)
-{
-	double x = load != NULL ? (double)load[id] : 0;
-
-	if (b->vip_id < LB_MAX_VIPS && h->vip_w[b->vip_id] > 0)
-		return x - h->load[id] * h->vip_sum[b->vip_id] / h->vip_w[b->vip_id];
-	return x - h->load[id];
-}
-
-/* Whether backend id's load this window is a step: beyond LB_HOT_STEP_Z times
- * its count's sampling noise plus its measured noise. */
-static bool
-is_step(const struct lb_hotkey *h, const struct lb_backend *b, uint32_t id, const uint64_t *load,
-        const uint64_t *vip_total)
-{
-	double x = load != NULL ? (double)load[id] : 0, d = deviation(h, b, id, load);
-
-	return d * d > step_z2(h, b, x, vip_total) + LB_HOT_STEP_Z * LB_HOT_STEP_Z * h->var[id];
-}
-
-void
-lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
-                         const uint64_t *vip_total)
-{
-	double a = h->p.ewma_alpha;
-	uint32_t n = s->n_backends < LB_HOT_N_IDS ? s->n_backends : LB_HOT_N_IDS;
-
-	/* A VIP whose usable set changed since the latest window (a backend
-	 * down, drained, re-weighted, added or removed) has its traffic spread
-	 * anew: the step is not noise and the old EWMA does not describe the new
-	 * spread, so its loads restart from this window and their noise is kept. */
-	memset(h->vip_sig_now, 0, sizeof(h->vip_sig_now));
-	for (uint32_t id = 0; id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-
-		if (registry_usable(s, (uint16_t)id) && b->vip_id < LB_MAX_VIPS)
-			h->vip_sig_now[b->vip_id] += membership_digest(b, id);
-	}
-	/* Each VIP's load this window (vip_sum) and smoothed (vip_w), as scratch
-	 * until lb_hot_plan_hosts() recomputes both. The cap scales with the VIP's
-	 * average, so a change of the VIP's whole volume (its rate, or a window a
-	 * little longer than the last) moves a load and its cap together: noise is
-	 * a load's deviation from its smoothed load scaled to this window's volume.
-	 * The VIP's units per packet (1 for packets, the mean size for bytes) set
-	 * the sampling noise floor of a load. */
-	memset(h->vip_sum, 0, sizeof(h->vip_sum));
-	memset(h->vip_w, 0, sizeof(h->vip_w));
-	for (uint32_t id = 0; load != NULL && id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-
-		if (b->gen != 0 && b->vip_id < LB_MAX_VIPS && h->load_gen[id] == b->gen) {
-			h->vip_sum[b->vip_id] += (double)load[id];
-			h->vip_w[b->vip_id] += h->load[id];
-		}
-	}
-	for (uint32_t id = 0; load != NULL && vip_total != NULL && id < n; id++) {
-		uint16_t vid = s->backends[id].vip_id;
-
-		if (vid < LB_MAX_VIPS && vip_total[vid] > 0 && h->vip_sum[vid] > 0)
-			h->vip_upp[vid] = h->vip_sum[vid] / (double)vip_total[vid];
-	}
-	/* Steps first: a step on one backend (a key arriving on its home, or
-	 * growing, or leaving it) changes the share of every other backend of its
-	 * VIP too, often by less than the step bound, and of the key's replicas'
-	 * other traffic inside their totals. That is the new mix, not noise: in
-	 * such a window every load of the VIP restarts from it, noise kept. */
-	for (uint32_t id = 0; id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-
-		if (b->gen == 0 || h->load_gen[id] != b->gen ||
-		    (b->vip_id < LB_MAX_VIPS &&
-		     h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) ||
-		    !is_step(h, b, id, load, vip_total))
-			continue;
-		h->stepped[id] = h->stamp;
-		if (b->vip_id < LB_MAX_VIPS)
-			h->vip_stepped[b->vip_id] = h->stamp;
-	}
-	for (uint32_t id = 0; id < n; id++) {
-		const struct lb_backend *b = &s->backends[id];
-		uint16_t gen = b->gen;
-		double x = load != NULL ? (double)load[id] : 0, d = deviation(h, b, id, load);
-
-		if (gen == 0) {
-			h->load[id] = 0;
-			h->var[id] = 0;
-			h->var_floor[id] = 0;
-		} else if (h->load_gen[id] != gen) {
-			h->load[id] = x; /* a new membership starts from its first window */
-			h->var[id] = 0;
-			h->var_floor[id] = 0;
-		} else if (b->vip_id < LB_MAX_VIPS &&
-		           h->vip_sig_now[b->vip_id] != h->vip_sig[b->vip_id]) {
-			h->load[id] = x;
-		} else if (h->stepped[id] == h->stamp ||
-		           (b->vip_id < LB_MAX_VIPS && h->vip_stepped[b->vip_id] == h->stamp)) {
-			h->load[id] = x; /* a step in the traffic mix: not noise */
-			h->stepped[id] = h->stamp;
-		} else {
-			h->load[id] = a * x + (1 - a) * h->load[id];
-			h->var[id] = a * d * d + (1 - a) * h->var[id];
-			h->var_floor[id] = a * window_floor(h, b, x) + (1 - a) * h->var_floor[id];
-		}
-		h->load_gen[id] = gen;
-	}
-	memcpy(h->vip_sig, h->vip_sig_now, sizeof(h->vip_sig));
-	/* Ids beyond the registry: forgotten, so a later reuse starts fresh. */
-	for (uint32_t id = n; id < h->n_known; id++) {
-		h->load[id] = 0;
-		h->var[id] = 0;
-		h->var_floor[id] = 0;
-		h->load_gen[id] = 0;
-	}
-	h->n_known = n;
 }

@@ -2,9 +2,10 @@
 /*
  * The hot-key controller's planning maths: which backends of a VIP are usable
  * and the bounded-load cap over them, the replica count on its ladder, the
- * replica list laid along a key's rendezvous order under the cap, and the
- * EWMA load bookkeeping. Internal to the hotkey module; hot_plan.c also
- * defines lb_hotkey_replicas(), lb_hotkey_preference(), lb_hotkey_order() and
+ * replica list laid along a key's rendezvous order under the cap (hot_plan.c),
+ * and the EWMA load bookkeeping (hot_loads.c), with the small helpers both
+ * files use. Internal to the hotkey module; hot_plan.c also defines
+ * lb_hotkey_replicas(), lb_hotkey_preference(), lb_hotkey_order() and
  * lb_hotkey_rung() of hotkey.h.
  */
 #ifndef LB_HOT_PLAN_H
@@ -107,5 +108,48 @@ void lb_hot_plan_shift_load(struct lb_hotkey *h, const struct lb_snapshot *s, co
  */
 void lb_hot_plan_update_loads(struct lb_hotkey *h, const struct lb_snapshot *s,
                               const uint64_t *load, const uint64_t *vip_total);
+
+/* --- shared by hot_plan.c and hot_loads.c --------------------------------- */
+
+/* Whether backend id of s is in the registry, active and of weight > 0. */
+static inline bool
+lb_hot_plan_registry_usable(const struct lb_snapshot *s, uint16_t id)
+{
+	const struct lb_backend *b = &s->backends[id];
+
+	return b->gen != 0 && b->state == LB_BACKEND_ACTIVE && b->weight > 0;
+}
+
+/* The sampling floor of a load x: the variance of one window's count, about
+ * Poisson (the count), in load units (times units per packet). */
+static inline double
+lb_hot_plan_window_floor(const struct lb_hotkey *h, const struct lb_backend *b, double x)
+{
+	double u = b->vip_id < LB_MAX_VIPS && h->vip_upp[b->vip_id] > 0 ? h->vip_upp[b->vip_id] : 1;
+
+	return (x > 1 ? x : 1) * u;
+}
+
+/* Backend id's weight in s, 0 if not in the registry. */
+static inline double
+lb_hot_plan_weight(const struct lb_snapshot *s, uint16_t id)
+{
+	return id < s->n_backends ? (double)s->backends[id].weight : 0;
+}
+
+/* Σ weight of the backends in ids usable in this call (all of them if none is). */
+static inline double
+lb_hot_plan_carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                           const uint16_t *ids, uint16_t n)
+{
+	double w = 0, all = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		all += lb_hot_plan_weight(s, ids[i]);
+		if (lb_hot_plan_usable(h, ids[i]))
+			w += lb_hot_plan_weight(s, ids[i]);
+	}
+	return w > 0 ? w : all;
+}
 
 #endif /* LB_HOT_PLAN_H */

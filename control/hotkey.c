@@ -5,9 +5,9 @@
  * Maglev preference order under the bounded-load cap, re-plans and demotes
  * with hysteresis. This file holds the controller object, its parameters, the
  * override index, the window step and pin/unpin; the planning maths (with the
- * units and the load bookkeeping) is in hot_plan.c, the events and JSON
- * reports in hot_events.c. docs/hot-keys.md "The controller" has the math and
- * the flapping bound.
+ * units) is in hot_plan.c, the load bookkeeping in hot_loads.c, the events and
+ * JSON reports in hot_events.c. docs/hot-keys.md "The controller" has the
+ * math and the flapping bound.
  *
  * Parameters. A field left 0 takes its default (threshold 0.01, threshold_low
  * threshold / 2, demote_windows 5, epsilon 0.25, ewma_alpha 0.5), so a

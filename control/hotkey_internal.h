@@ -3,7 +3,8 @@
  * What the hot-key controller's files share: the controller object with its
  * per-override and per-backend state, the events it records, and the limits
  * and tolerances the window step and the planner both use. Internal to the
- * hotkey module (hotkey.c, hot_plan.c, hot_events.c); hotkey.h is its API.
+ * hotkey module (hotkey.c, hot_plan.c, hot_loads.c, hot_events.c); hotkey.h
+ * is its API.
  */
 #ifndef LB_HOTKEY_INTERNAL_H
 #define LB_HOTKEY_INTERNAL_H
@@ -121,7 +122,7 @@ struct lb_hot_report {
 /* Controller-private state of one override (same position as in ov[]). */
 struct lb_hot_ov_state {
 	double share_ewma;     /* smoothed share: drives r */
-	double key_load;       /* EWMA of the key's traffic in load units (see hot_plan.c) */
+	double key_load;       /* EWMA of the key's traffic in load units (see hot_loads.c) */
 	uint64_t seen;         /* candidate count this window */
 	uint16_t pin_r;        /* replicas an operator asked for; 0 = computed */
 	bool fresh;            /* promoted this window: already planned */
