@@ -609,15 +609,23 @@ test_infeasible_reported(void **state)
 /* The planner's rule for even other traffic, computed here: the fewest r whose
  * replicas, each carrying the others' (1 - p) / N plus p / r of the key, stay
  * under c (1 - margin) / N less slack (in units of the average):
- * r = ceil(N p / (c (1 - margin) - 1 + p - slack)). */
+ * r = ceil(N p / (c (1 - margin) - 1 + p - slack)), taken up to the next rung
+ * of the ladder docs/hot-keys.md gives (1, 2, 3, 4, 6, 8, 12, ...), at most N. */
 static uint32_t
 model_r(uint32_t n, double p, double c, double margin, double slack)
 {
+	static const uint32_t ladder[] = {1,  2,  3,  4,  6,  8,   12,  16,
+	                                  24, 32, 48, 64, 96, 128, 192, 256};
 	double x = n * p / (c * (1 - margin) - 1 + p - slack);
 	uint32_t r = (uint32_t)x;
 
 	if ((double)r < x - 1e-9)
 		r++;
+	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
+		if (ladder[i] >= r) {
+			r = ladder[i];
+			break;
+		}
 	return r > n ? n : r;
 }
 
@@ -770,6 +778,54 @@ test_arrival_is_not_noise(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* The same VIP, the key (q = 0.5) leaving after 30 windows: the VIP's traffic
+ * halves, the key's share falls to 0 within a window. A key that has left
+ * needs no more replicas than it had, and its plan is no infeasible one: over
+ * 40 runs (every split binomial, the sketch's sample), in the 4 windows after
+ * it leaves, r never grows and no infeasible event is reported. */
+static void
+test_departure_not_grown_for(void **state)
+{
+	static const uint32_t w0[] = {1, 1, 1, 1, 1, 1, 1, 1, 0};
+	const uint32_t *ws[] = {w0};
+	struct lb_hot_params p = {.threshold = 0.01, .epsilon = C_CAP - 1};
+	uint32_t bad = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		const struct lb_hot_override *o;
+		struct model m;
+		bool grew = false;
+		uint16_t r0;
+
+		model_init(&m, cfg_weighted(1, ws), &p);
+		m.noisy = true;
+		m.rng = seed * 0x9E3779B97F4A7C15ULL;
+		m.T[0] = 10000;
+		m.k[m.n_keys++] = (struct mkey){
+		        .vip = 0, .hash = key_homed_on(&m, 0, 0), .p = 0.5, .reported = true};
+		for (int w = 0; w < 30; w++)
+			model_step(&m);
+		o = find_ov(m.h, 0, m.k[0].hash);
+		assert_non_null(o);
+		r0 = o->n_replicas;
+		m.k[0].p = 0;
+		m.k[0].reported = false;
+		m.T[0] = 5000;
+		for (int w = 0; w < 4; w++) {
+			model_step(&m);
+			o = find_ov(m.h, 0, m.k[0].hash);
+			grew = grew || (o != NULL && o->n_replicas > r0);
+		}
+		bad += grew || counter(m.h, "infeasible") != 0;
+		model_fini(&m);
+	}
+	printf("  a key of 0.5 leaving, T = 10^4 then 5000: %u of 40 runs grew it or called it "
+	       "infeasible\n",
+	       bad);
+	assert_int_equal(bad, 0);
+}
+
 /* The same VIP at 10^4 packets per window with loads far noisier than Poisson
  * (as per-flow bursts make them): each window half of the backends carry
  * 1 + d of the even share and the other half 1 - d, alternating, d ramped up
@@ -836,6 +892,7 @@ main(void)
 	        cmocka_unit_test(test_step_is_not_noise),
 	        cmocka_unit_test(test_growing_key_replans_at_once),
 	        cmocka_unit_test(test_arrival_is_not_noise),
+	        cmocka_unit_test(test_departure_not_grown_for),
 	        cmocka_unit_test(test_noisy_margin_not_infeasible),
 	};
 
