@@ -320,6 +320,26 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 	}
 }
 
+/* The relative standard deviation of a share measured from a count of that
+ * many packets (variance about LB_HOT_KEY_VAR times the count), averaged by
+ * an EWMA whose variance is f times one window's (1: one window). */
+static double
+share_rsd(double count, double f)
+{
+	double x = LB_HOT_KEY_VAR * f / count, y;
+
+	/* sqrt(x) by Newton's iteration (no libm here). */
+	y = x > 1 ? x : 1;
+	for (int i = 0; i < 64; i++) {
+		double n = 0.5 * (y + x / y);
+
+		if (!(n < y))
+			break;
+		y = n;
+	}
+	return y;
+}
+
 /* A measured share's lower bound, as a factor: 1 less LB_HOT_SHARE_Z
  * standard deviations of the sketch's sampling noise of a count (variance
  * about LB_HOT_KEY_VAR times the count), at least 0.5. A key is promoted on
@@ -330,22 +350,55 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 static double
 share_floor(double count)
 {
-	double x, y;
+	double y;
 
 	if (!(count > 0))
 		return 1;
-	x = LB_HOT_KEY_VAR / count;
-	/* sqrt(x) by Newton's iteration (no libm here). */
-	y = x > 1 ? x : 1;
-	for (int i = 0; i < 64; i++) {
-		double n = 0.5 * (y + x / y);
-
-		if (!(n < y))
-			break;
-		y = n;
-	}
-	y = 1 - LB_HOT_SHARE_Z * y;
+	y = 1 - LB_HOT_SHARE_Z * share_rsd(count, 1);
 	return y < 0.5 ? 0.5 : y;
+}
+
+/* The smoothed share's upper bound, as a factor: 1 plus LB_HOT_SHARE_Z
+ * standard deviations of the EWMA's sampling noise. The dead band judges a
+ * shrink on it, so a key counted in a few samples per window does not step
+ * down on a stretch of low windows. */
+static double
+share_upper(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
+{
+	double a = h->p.ewma_alpha;
+
+	if (!(st->seen_slow > 0))
+		return 1;
+	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
+}
+
+/* The share the dead band judges a shrink on, as a factor of the slow
+ * share: 1 plus LB_HOT_SHARE_Z standard deviations of its sampling noise. */
+static double
+share_ceiling(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
+{
+	double a = h->p.ewma_alpha / LB_HOT_SLOW_DIV;
+
+	if (!(st->seen_slow > 0))
+		return 1 + LB_HOT_SHARE_Z; /* no sample yet: no shrink on it */
+	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
+}
+
+/* Whether this window's share of the key (from total packets of its VIP) is
+ * a step from its smoothed share: more than LB_HOT_STEP_Z standard deviations
+ * of the sampling noise of the count the smoothed share expects (about
+ * LB_HOT_KEY_VAR times it), at least one sample's worth. */
+static bool
+share_step(const struct lb_hot_ov_state *st, double share, uint64_t total)
+{
+	double n0 = st->share_ewma * (double)total, d = share - st->share_ewma;
+
+	if (total == 0 || !(st->share_ewma > 0))
+		return false;
+	if (n0 < LB_HOT_KEY_VAR)
+		n0 = LB_HOT_KEY_VAR;
+	d = d < 0 ? -d : d;
+	return d > LB_HOT_STEP_Z * n0 * share_rsd(n0, 1) / (double)total;
 }
 
 /*
@@ -369,6 +422,7 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	uint16_t list[LB_HOT_MAX_REPLICAS];
 	struct lb_hot_plan_result res;
 	bool broken = false, over = false, replan = false, fixed = o->pinned && st->pin_r != 0;
+	bool shrink = false;
 	double k = key_plan_load(o, st, vi), part = carried_part(h, pos);
 	uint32_t r = st->pin_r;
 	uint16_t n;
@@ -395,16 +449,30 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 			replan = (st->pin_r < vi->n ? st->pin_r : vi->n) != o->n_replicas;
 		/* A plan sized for a key LB_HOT_SHRINK_MARGIN times smaller than it
 		 * is now (a key still arriving when it was promoted) is stale, not
-		 * noisy: over the cap, it re-plans without waiting. */
+		 * noisy: over the cap, it re-plans without waiting. This window's
+		 * share is judged at its lower bound, so one noisy window is not
+		 * taken for it. */
 		if (!replan && !fixed &&
 		    (st->over_windows >= LB_HOT_PERSIST_WINDOWS ||
-		     (over && o->share * vi->sum_ewma > st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
+		     (over && o->share * share_floor((double)st->seen) * vi->sum_ewma >
+		                      st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
 		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 			replan = true;
 		if (!replan && !fixed) {
 			/* A key grown past its rung's list re-plans up the ladder,
-			 * judged on the smoothed share. */
-			double kg = st->share_ewma * vi->sum_ewma;
+			 * judged on the smoothed share or on the slow share's upper
+			 * bound, whichever is larger: near a rung's edge every
+			 * instance then steps up, each on its own noise, to the rung
+			 * where all end (the dead band keeps them there), and the
+			 * slow share's noise is small enough that the band of shares
+			 * in which only some do is narrow. */
+			double kg = st->share_ewma;
+
+			/* The slow share only while the smoothed one, at its upper
+			 * bound, is not below it: a key leaving is not grown for. */
+			if (st->share_ewma * share_upper(h, st) >= st->share_slow)
+				kg = lb_hot_dmax(kg, st->share_slow * share_ceiling(h, st));
+			kg *= vi->sum_ewma;
 
 			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, kg, o->replicas,
 			                       o->n_replicas, part, NULL, &res);
@@ -415,13 +483,18 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 		}
 		if (!replan && !fixed && o->low_windows == 0 && o->n_replicas > 1) {
 			/* The dead band: shrink only if the key, LB_HOT_SHRINK_MARGIN
-			 * times larger, would still fit in fewer replicas. */
-			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0,
-			                       k * LB_HOT_SHRINK_MARGIN, o->replicas, o->n_replicas,
-			                       part, NULL, &res);
+			 * times larger, would still fit in fewer replicas, both as
+			 * measured lately (at the smoothed share's upper bound) and as
+			 * the slow share's upper bound. */
+			double ks = st->share_slow * share_ceiling(h, st) * vi->sum_ewma;
+			double ku = st->share_ewma * share_upper(h, st) * vi->sum_ewma;
+
+			ks = lb_hot_dmax(lb_hot_dmax(k, ku), ks) * LB_HOT_SHRINK_MARGIN;
+			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, ks, o->replicas,
+			                       o->n_replicas, part, NULL, &res);
 			if (res.feasible && n < o->n_replicas) {
-				replan = true;
-				k *= LB_HOT_SHRINK_MARGIN;
+				replan = shrink = true;
+				k = ks;
 			}
 		}
 	}
@@ -439,6 +512,11 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	if (n == 0)
 		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas,
 		                       part, list, &res);
+	if (n > 0 && n < o->n_replicas && !shrink && !broken && r == 0)
+		/* A re-plan for load moves the key off what is over, or up the
+		 * ladder; only the dead band's judgement steps it down. */
+		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, o->n_replicas, k, o->replicas,
+		                       o->n_replicas, part, list, &res);
 	if (n == 0)
 		return false;
 	note_plan(h, pos, &res, k, window);
@@ -477,6 +555,7 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	o->share = p;
 	o->since_window = window;
 	st->share_ewma = p;
+	st->share_slow = p;
 	/* What the home's EWMA holds of this key, as far as the share tells (all
 	 * of this window's if the home's load restarted at a step). */
 	home = lb_maglev_pick(s, v, key_hash);
@@ -559,6 +638,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			h->table_full++;
 			continue;
 		}
+		h->st[h->n_ov - 1].seen_slow = (double)c[i].count;
 		h->promotions++;
 		lb_hot_events_add(h, LB_HOT_EV_PROMOTE, window, &h->ov[h->n_ov - 1]);
 		if (h->st[h->n_ov - 1].capped) {
@@ -599,7 +679,22 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		if (share > 1)
 			share = 1;
 		o->share = share;
-		st->share_ewma = p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
+		if (share_step(st, share, total)) {
+			/* The key arrived or left: its shares restart from this
+			 * window, as the loads do at a step. */
+			st->share_ewma = st->share_slow = share;
+			st->seen_slow = (double)st->seen;
+		} else {
+			st->share_ewma =
+			        p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
+		}
+		if (total > 0) {
+			/* Idle windows say nothing of the key's share. */
+			double a = p->ewma_alpha / LB_HOT_SLOW_DIV;
+
+			st->share_slow = a * share + (1 - a) * st->share_slow;
+			st->seen_slow = a * (double)st->seen + (1 - a) * st->seen_slow;
+		}
 		st->key_load =
 		        p->ewma_alpha * share * vi->sum_raw + (1 - p->ewma_alpha) * st->key_load;
 		/* A replica whose load restarted at a step holds all of this

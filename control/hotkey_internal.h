@@ -85,6 +85,14 @@ enum lb_hot_event_type {
  * load has moved by this factor. */
 #define LB_HOT_SHRINK_MARGIN 1.25
 
+/* r shrinks on the share smoothed with the EWMA's alpha divided by this, at
+ * LB_HOT_SHARE_Z standard deviations of that average's sampling noise above
+ * it: a key whose count is a few samples per window (its share varying by
+ * tens of percent window to window) must not step down and back up on
+ * noise, or instances behind ECMP, each with its own noise, would be on
+ * different rungs much of the time. Growing stays on the fast EWMA. */
+#define LB_HOT_SLOW_DIV 8.0
+
 /* One entry of the ring of recent events. */
 struct lb_hot_event {
 	uint64_t window;
@@ -122,6 +130,8 @@ struct lb_hot_report {
 /* Controller-private state of one override (same position as in ov[]). */
 struct lb_hot_ov_state {
 	double share_ewma;     /* smoothed share: drives r */
+	double share_slow;     /* share smoothed LB_HOT_SLOW_DIV times slower: shrinks r */
+	double seen_slow;      /* the candidate count smoothed alike (its sampling noise) */
 	double key_load;       /* EWMA of the key's traffic in load units (see hot_loads.c) */
 	uint64_t seen;         /* candidate count this window */
 	uint16_t pin_r;        /* replicas an operator asked for; 0 = computed */
