@@ -403,12 +403,11 @@ share_step(const struct lb_hot_ov_state *st, double share, uint64_t total)
 
 /*
  * Re-plan override pos if a replica is unusable (at once), a replica or its
- * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows, or in this
- * one with the key's latest load LB_HOT_SHRINK_MARGIN times what the latest
- * plan was sized for (unless the
+ * host has been over the cap for LB_HOT_PERSIST_WINDOWS windows (unless the
  * last plan already could not hold it and the key's load has not grown by
- * LB_HOT_SHRINK_MARGIN since), an operator's r differs, or fewer replicas
- * would hold the cap with the key's load times LB_HOT_SHRINK_MARGIN. With
+ * LB_HOT_SHRINK_MARGIN since), an operator's r differs, the key grew past
+ * its rung, or fewer replicas would hold the cap with the key's load times
+ * LB_HOT_SHRINK_MARGIN (the dead band). With
  * only_broken (a change being published, not a window, or a window in which
  * the VIP had no packet), only an unusable replica re-plans, and no window is
  * counted.
@@ -447,15 +446,11 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 			replan = true;
 		else if (fixed)
 			replan = (st->pin_r < vi->n ? st->pin_r : vi->n) != o->n_replicas;
-		/* A plan sized for a key LB_HOT_SHRINK_MARGIN times smaller than it
-		 * is now (a key still arriving when it was promoted) is stale, not
-		 * noisy: over the cap, it re-plans without waiting. This window's
-		 * share is judged at its lower bound, so one noisy window is not
-		 * taken for it. */
-		if (!replan && !fixed &&
-		    (st->over_windows >= LB_HOT_PERSIST_WINDOWS ||
-		     (over && o->share * share_floor((double)st->seen) * vi->sum_ewma >
-		                      st->capped_load * LB_HOT_SHRINK_MARGIN)) &&
+		/* Loads shifted: over the cap for LB_HOT_PERSIST_WINDOWS windows.
+		 * (A key that grew within a window, still arriving when it was
+		 * promoted, is a step of its share, which restarts the smoothed
+		 * share, and the climb below re-plans it at once.) */
+		if (!replan && !fixed && st->over_windows >= LB_HOT_PERSIST_WINDOWS &&
 		    !(st->capped && k < st->capped_load * LB_HOT_SHRINK_MARGIN))
 			replan = true;
 		if (!replan && !fixed) {
@@ -680,10 +675,14 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			share = 1;
 		o->share = share;
 		if (share_step(st, share, total)) {
-			/* The key arrived or left: its shares restart from this
-			 * window, as the loads do at a step. */
-			st->share_ewma = st->share_slow = share;
-			st->seen_slow = (double)st->seen;
+			/* The key arrived or left: its smoothed share restarts from
+			 * this window, as the loads do at a step; the slow share
+			 * restarts only upwards (a key leaving shrinks slowly). */
+			st->share_ewma = share;
+			if (share > st->share_slow) {
+				st->share_slow = share;
+				st->seen_slow = (double)st->seen;
+			}
 		} else {
 			st->share_ewma =
 			        p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;

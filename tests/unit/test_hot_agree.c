@@ -193,6 +193,7 @@ struct row {
 	uint32_t windows_max; /* windows judged: 0 means WINDOWS */
 	uint32_t differ;      /* windows whose two lists differ */
 	uint32_t one_only;    /* windows in which only one instance has the key */
+	double dp;            /* instance 0 sees share p + dp, instance 1 p - dp */
 	double min_agree, mean_agree, max_peak;
 	uint32_t r_lo, r_hi, below; /* replica counts seen; windows agreeing on < 95% */
 	uint32_t windows;
@@ -232,7 +233,8 @@ run_row(struct row *rw, uint64_t seed)
 
 		assert_true(win < want + (rw->threshold > 0 ? 200 : 10));
 		for (int i = 0; i < 2; i++) {
-			double pk = step(&wd, &wd.in[i], rw->T, rw->p, win);
+			double pk =
+			        step(&wd, &wd.in[i], rw->T, rw->p + (i ? -rw->dp : rw->dp), win);
 
 			if (win > 1)
 				rw->max_peak = pk > rw->max_peak ? pk : rw->max_peak;
@@ -383,6 +385,88 @@ test_low_volume_agree(void **state)
 	assert_true(differ * 50 <= windows);
 }
 
+/*
+ * The climb rule at a few samples per window, with exact counts (no noise, so
+ * the expected rung follows from the rule in docs/hot-keys.md alone): 8
+ * backends, T = 200 packets per window, a key of share s = 0.52. Its smoothed
+ * share is below the 6/8 edge (0.5625 at c = 1.25 and the default margin), its
+ * slow share's upper bound s (1 + 2 sqrt(16 / (s T) a / (2 - a))), a = 0.5 / 8,
+ * is above it: the key climbs to the rung that bound needs.
+ */
+static void
+test_climbs_on_slow_bound(void **state)
+{
+	struct lb_hot_params p = {.threshold = 0.3, .epsilon = C_CAP - 1, .ewma_alpha = 0.5};
+	static const uint32_t ladder[] = {1, 2, 3, 4, 6, 8};
+	struct sim *m = sim_new(false, 8, &p);
+	const struct lb_hot_override *o;
+	double s = 0.52, a = 0.5 / 8, up, x;
+	uint32_t want = 8;
+
+	(void)state;
+	up = s * (1 + 2 * root(16.0 / (s * 200) * a / (2 - a)));
+	x = 8 * up / (C_CAP * (1 - 0.05) - 1 + up);
+	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
+		if ((double)ladder[i] >= x) {
+			want = ladder[i];
+			break;
+		}
+	m->T = 200;
+	m->hot = 104;
+	for (int t = 0; t < 30; t++)
+		sim_step(m, NULL);
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	printf("  s = 0.52 at 200 packets per window: slow bound %.4f, rule %.2f -> r %u; r = %u\n",
+	       up, x, want, o->n_replicas);
+	assert_int_equal(want, 8);
+	assert_int_equal(o->n_replicas, want);
+	sim_free(m);
+}
+
+/*
+ * Where agreement ends (printed with the argument "grid", not run by the
+ * suite): 8 backends, shares around the 6/8 edge, T packets per window per
+ * instance, the two instances' own shares p + dp and p - dp (ECMP splitting
+ * the key's connections unevenly). Windows, after each run's first 20, in
+ * which the two lists differ, over 10 runs of 220 windows.
+ */
+static void
+print_grid(void)
+{
+	static const uint64_t Ts[] = {150, 400, 1000, 4000, 20000};
+	static const double dps[] = {0, 0.03, 0.06};
+	static const double ps[] = {0.42, 0.48, 0.52};
+
+	printf("| p | packets/window/instance | dp 0 | dp 0.03 | dp 0.06 "
+	       "|\n|---|---|---|---|---|\n");
+	for (size_t q = 0; q < sizeof(ps) / sizeof(ps[0]); q++)
+		for (size_t t = 0; t < sizeof(Ts) / sizeof(Ts[0]); t++) {
+			printf("| %.2f | %llu |", ps[q], (unsigned long long)Ts[t]);
+			for (size_t d = 0; d < sizeof(dps) / sizeof(dps[0]); d++) {
+				uint32_t differ = 0, windows = 0;
+
+				for (uint64_t seed = 1; seed <= 10; seed++) {
+					struct row head = {.p = ps[q],
+					                   .T = Ts[t],
+					                   .n_backends = 8,
+					                   .threshold = 0.3,
+					                   .windows_max = 20,
+					                   .dp = dps[d]};
+					struct row rw = head;
+
+					rw.windows_max = 220;
+					run_row(&head, seed);
+					run_row(&rw, seed);
+					differ += rw.differ - head.differ;
+					windows += rw.windows - head.windows;
+				}
+				printf(" %.3f |", (double)differ / windows);
+			}
+			printf("\n");
+		}
+}
+
 /* A drained instance: ECMP sends it nothing, so its VIP is idle for many
  * windows (below demote_windows). An idle window says nothing about the key's
  * load, so the key's list must stay the one planned under traffic: the peer
@@ -431,14 +515,19 @@ test_idle_windows_keep_the_list(void **state)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_two_instances_agree),
 	        cmocka_unit_test(test_sweep_table),
 	        cmocka_unit_test(test_low_volume_agree),
+	        cmocka_unit_test(test_climbs_on_slow_bound),
 	        cmocka_unit_test(test_idle_windows_keep_the_list),
 	};
 
+	if (argc > 1 && strcmp(argv[1], "grid") == 0) {
+		print_grid();
+		return 0;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
