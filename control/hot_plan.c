@@ -169,9 +169,8 @@ lb_hot_plan_fits(const struct lb_hotkey *h, const struct lb_snapshot *s,
 	       (hbase > 0 ? hbase : 0) + k_plan <= host_cap(h, home) * slack;
 }
 
-/* Square root by Newton's iteration (no libm in this library); x >= 0. */
-static double
-root(double x)
+double
+lb_hot_sqrt(double x)
 {
 	double y = x > 1 ? x : 1;
 
@@ -310,7 +309,7 @@ denoised(const struct lb_hotkey *h, double measured, double fair, double var, do
 
 	if (v < floor)
 		v = floor;
-	sd = LB_HOT_DENOISE_Z * root(v + extra);
+	sd = LB_HOT_DENOISE_Z * lb_hot_sqrt(v + extra);
 	if (e > sd)
 		return measured - sd;
 	if (e < -sd)
@@ -458,9 +457,9 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 		/* The cap is judged per window: a real fluctuation's per-window sd
 		 * (not the EWMA's) is kept below it. */
 		hb = lb_hot_plan_cap(h, s, vi, b) * (1 - m) - base -
-		     LB_HOT_NOISE_Z * root(excess(h->var[b], fl));
+		     LB_HOT_NOISE_Z * lb_hot_sqrt(excess(h->var[b], fl));
 		hh = host_cap(h, b) * (1 - m) - hbase -
-		     LB_HOT_NOISE_Z * root(excess(h->host_var[h->host[b]], hfl));
+		     LB_HOT_NOISE_Z * lb_hot_sqrt(excess(h->host_var[h->host[b]], hfl));
 		h->head[j] = (hb < hh ? hb : hh) / w; /* per unit of weight */
 		h->proj[j] = base;                    /* without the key */
 		nu++;

@@ -152,4 +152,7 @@ lb_hot_plan_carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *
 	return w > 0 ? w : all;
 }
 
+/** Square root by Newton's iteration (no libm in this library); 0 for x <= 0. */
+double lb_hot_sqrt(double x);
+
 #endif /* LB_HOT_PLAN_H */

@@ -326,18 +326,7 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 static double
 share_rsd(double count, double f)
 {
-	double x = LB_HOT_KEY_VAR * f / count, y;
-
-	/* sqrt(x) by Newton's iteration (no libm here). */
-	y = x > 1 ? x : 1;
-	for (int i = 0; i < 64; i++) {
-		double n = 0.5 * (y + x / y);
-
-		if (!(n < y))
-			break;
-		y = n;
-	}
-	return y;
+	return lb_hot_sqrt(LB_HOT_KEY_VAR * f / count);
 }
 
 /* A measured share's lower bound, as a factor: 1 less LB_HOT_SHARE_Z

@@ -523,19 +523,9 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
             "it dropped %d" % (diff, t["dropped"]))
     # Promotion in the daemon's counters and events, against the model.
     cnt = hl["counters"]
-    # Judged while the key runs at its share: in the window it stops in, the
-    # key's load and the VIP's volume step down together and a re-plan there
-    # can still be reported infeasible (a known false report at departure,
-    # printed, not judged).
-    infeasible = [e for e in mine if e["event"] == "infeasible"
-                  and (whe_lo is None or e["window"] < whe_lo)]
-    departing = [e for e in mine if e["event"] == "infeasible"
-                 and whe_lo is not None and e["window"] >= whe_lo]
+    infeasible = [e for e in mine if e["event"] == "infeasible"]
     print("the plan over every backend: peak/avg up to %.3f by the model (c = %.2f); "
-          "infeasible events of the key while it runs: %d, at or after its stop (not "
-          "judged): %s" % (peak_all, c, len(infeasible),
-                           ["window %d peak %.3f" % (e["window"], e.get("peak", float("nan")))
-                            for e in departing]))
+          "infeasible events of the key: %d" % (peak_all, c, len(infeasible)))
     if peak_all <= c and infeasible:
         bad("the hot key was called infeasible (window %d, best peak %.3f) although the plan "
             "over every backend holds the cap by the model (peak/avg <= %.3f)"

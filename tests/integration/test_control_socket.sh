@@ -53,15 +53,22 @@ start() {
 # then killed; the test fails. (An ASan build's exit runs LeakSanitizer over
 # the daemon's heap and 512 MiB of DPDK memory: tens of seconds on a loaded
 # machine.)
+# running PID: the process exists and is not a zombie (one that exited and
+# is reaped meanwhile reads as gone, not as running).
+running() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
 stop() {
 	local i t
 	kill -TERM "$1"
 	for i in $(seq 1 2400); do
-		kill -0 "$1" 2>/dev/null || break
-		[[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]] && break
+		running "$1" || break
 		sleep 0.1
 	done
-	if kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; then
+	if running "$1"; then
 		echo "daemon $1 still running 240 s after SIGTERM; its threads:" >&2
 		for t in /proc/"$1"/task/*; do
 			echo "  $(cat "$t/comm") state $(awk '{print $3}' "$t/stat") wchan $(cat "$t/wchan")" \

@@ -359,28 +359,41 @@ test_sweep_table(void **state)
  * same list and keep it: after the first 20 windows of each run, the lists
  * differ in at most 2% of the windows, over 10 runs of 200 windows.
  */
-static void
-test_low_volume_agree(void **state)
+/* Windows, after the first 20, in which the two lists differ, over runs of
+ * 220 windows of the row tmpl with seeds 1..n (*windows: those judged). With
+ * verbose, each run's figures are printed. */
+static uint32_t
+differ_after_head(const struct row *tmpl, uint64_t n, uint32_t *windows, bool verbose)
 {
-	uint32_t differ = 0, windows = 0;
+	uint32_t differ = 0;
 
-	(void)state;
-	for (uint64_t seed = 1; seed <= 10; seed++) {
-		struct row head = {
-		        .p = 0.5, .T = 150, .n_backends = 8, .threshold = 0.3, .windows_max = 20};
-		struct row rw = head;
+	*windows = 0;
+	for (uint64_t seed = 1; seed <= n; seed++) {
+		struct row head = *tmpl, rw = *tmpl;
 
+		head.windows_max = 20;
 		rw.windows_max = 220;
 		run_row(&head, seed);
 		run_row(&rw, seed);
 		/* The same seed: rw's first 20 windows are head's. */
 		differ += rw.differ - head.differ;
-		windows += rw.windows - head.windows;
-		printf("  seed %llu: r %u..%u, lists differ in %u of %u windows (%u in the first "
-		       "%u), one only %u, min agreement %.3f, peak %.3f\n",
-		       (unsigned long long)seed, rw.r_lo, rw.r_hi, rw.differ, rw.windows,
-		       head.differ, head.windows, rw.one_only, rw.min_agree, rw.max_peak);
+		*windows += rw.windows - head.windows;
+		if (verbose)
+			printf("  seed %llu: r %u..%u, lists differ in %u of %u windows (%u in the "
+			       "first %u), one only %u, min agreement %.3f, peak %.3f\n",
+			       (unsigned long long)seed, rw.r_lo, rw.r_hi, rw.differ, rw.windows,
+			       head.differ, head.windows, rw.one_only, rw.min_agree, rw.max_peak);
 	}
+	return differ;
+}
+
+static void
+test_low_volume_agree(void **state)
+{
+	const struct row tmpl = {.p = 0.5, .T = 150, .n_backends = 8, .threshold = 0.3};
+	uint32_t windows, differ = differ_after_head(&tmpl, 10, &windows, true);
+
+	(void)state;
 	printf("  lists differ in %u of %u windows after the first 20\n", differ, windows);
 	assert_true(differ * 50 <= windows);
 }
@@ -444,23 +457,14 @@ print_grid(void)
 		for (size_t t = 0; t < sizeof(Ts) / sizeof(Ts[0]); t++) {
 			printf("| %.2f | %llu |", ps[q], (unsigned long long)Ts[t]);
 			for (size_t d = 0; d < sizeof(dps) / sizeof(dps[0]); d++) {
-				uint32_t differ = 0, windows = 0;
+				const struct row tmpl = {.p = ps[q],
+				                         .T = Ts[t],
+				                         .n_backends = 8,
+				                         .threshold = 0.3,
+				                         .dp = dps[d]};
+				uint32_t windows,
+				        differ = differ_after_head(&tmpl, 10, &windows, false);
 
-				for (uint64_t seed = 1; seed <= 10; seed++) {
-					struct row head = {.p = ps[q],
-					                   .T = Ts[t],
-					                   .n_backends = 8,
-					                   .threshold = 0.3,
-					                   .windows_max = 20,
-					                   .dp = dps[d]};
-					struct row rw = head;
-
-					rw.windows_max = 220;
-					run_row(&head, seed);
-					run_row(&rw, seed);
-					differ += rw.differ - head.differ;
-					windows += rw.windows - head.windows;
-				}
 				printf(" %.3f |", (double)differ / windows);
 			}
 			printf("\n");
