@@ -153,10 +153,14 @@ lb_eal_mem() {
 # ---- spillwayd in each LB: same membership, seed and hot-key parameters.
 # demote_windows 1000: a drained instance sees no traffic for a while and
 # must not demote the key meanwhile (an idle VIP's windows count as share 0).
-for i in 0 1; do
-	l=lb$((i + 1))
-	mac=$(e2e_mac "$NS_R" "r-$l")
-	cat >"$WORK/$l.json" <<JSON
+# start_lbs ATTEMPT: both instances, fresh (their own DPDK prefixes), each
+# waited for.
+start_lbs() {
+	local i l mac
+	for i in 0 1; do
+		l=lb$((i + 1))
+		mac=$(e2e_mac "$NS_R" "r-$l")
+		cat >"$WORK/$l.json" <<JSON
 {"encap": {"source_v4": "${LB_IP[$i]}", "next_hop_mac": "$mac", "mtu": $MTU},
  "maglev": {"table_size": 65537, "seed": "ecmp-hot"},
  "hot": {"enabled": true, "window_ms": 50, "threshold": 0.3, "epsilon": 0.25,
@@ -164,20 +168,20 @@ for i in 0 1; do
  "vips": [{"address": "$VIP", "port": 80, "protocol": "tcp", "encap": "ipip", "key": "src_ip",
            "backends": [$(for b in "${BACKENDS[@]}"; do printf '{"address": "%s"}' "${BE_IP[$b]}"; [ "$b" = b8 ] || printf ', '; done)]}]}
 JSON
-	rm -f "$WORK/$l.ctl"
-	ip netns exec "${NS_L[$i]}" timeout 300 "$SPW" $(lb_eal_mem "$i") --no-pci \
-		--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \
-		--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \
-		-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \
-		--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \
-		--drain-wait 0 >>"$WORK/$l.spw.log" 2>&1 &
-	echo $! >"$WORK/$l.spw.pid"
-done
-# Both started, then each waited for.
-for l in lb1 lb2; do
-	e2e_wait_file "$WORK/$l.ctl" "$(cat "$WORK/$l.spw.pid")" 600 ||
-		{ echo "FAIL: spillwayd $l did not open its control socket"; exit 1; }
-done
+		rm -f "$WORK/$l.ctl"
+		ip netns exec "${NS_L[$i]}" timeout 300 "$SPW" $(lb_eal_mem "$i") --no-pci \
+			--file-prefix "$PREFIX-$l-$1" -l 0-1 --log-level 'lib.*:warning' \
+			--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \
+			-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \
+			--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \
+			--drain-wait 0 >>"$WORK/$l.spw.log" 2>&1 &
+		echo $! >"$WORK/$l.spw.pid"
+	done
+	for l in lb1 lb2; do
+		e2e_wait_file "$WORK/$l.ctl" "$(cat "$WORK/$l.spw.pid")" 600 ||
+			{ echo "FAIL: spillwayd $l did not open its control socket"; exit 1; }
+	done
+}
 
 cat >"$WORK/ecmp_hot.json" <<JSON
 {"vip": "$VIP", "port": 80, "router_ns": "$NS_R", "hot_src": "$HOT_SRC",
@@ -188,10 +192,21 @@ cat >"$WORK/ecmp_hot.json" <<JSON
  "summary": "$WORK/summary.json",
  "lbs": [{"name": "lb1", "ctl": "$WORK/lb1.ctl"}, {"name": "lb2", "ctl": "$WORK/lb2.ctl"}]}
 JSON
-rc=0
-ip netns exec "$NS_C" timeout 200 "$PY" "$HERE/e2e_ecmp_hot.py" "$WORK/ecmp_hot.json" &
-PIDS+=($!)
-wait $! || rc=$?
-[ "$rc" -eq 0 ] || { echo "FAIL: e2e_ecmp_hot.py (status $rc)"; exit 1; }
+# The driver exits 3 when the scenario was not realised (a background source
+# promoted by one window's noise, or the two lists never equal within 100
+# windows, both reported): then once more with fresh instances, and that
+# run is judged.
+for attempt in 1 2; do
+	start_lbs "$attempt"
+	rc=0
+	ip netns exec "$NS_C" timeout 200 "$PY" "$HERE/e2e_ecmp_hot.py" "$WORK/ecmp_hot.json" &
+	PIDS+=($!)
+	wait $! || rc=$?
+	[ "$rc" -eq 3 ] && [ "$attempt" -eq 1 ] || break
+	echo "e2e_ecmp_hot.py: the scenario was not realised (above); once more with fresh instances"
+	stop_pidfile "$WORK/lb1.spw.pid"
+	stop_pidfile "$WORK/lb2.spw.pid"
+done
+[ "$rc" -eq 0 ] || { echo "FAIL: e2e_ecmp_hot.py (status $rc, attempt $attempt)"; exit 1; }
 echo "PASS: hot key behind ECMP over two spillway instances; summary:"
 cat "$WORK/summary.json"
