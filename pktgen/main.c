@@ -383,6 +383,12 @@ tick_hz(void)
 
 	if (hz == 0 || hz < eal - eal / 20 || hz > eal + eal / 20)
 		return eal;
+	if (hz < eal - eal / 10000 || hz > eal + eal / 10000)
+		fprintf(stderr,
+		        "spillgen: TSC at %llu Hz against CLOCK_MONOTONIC; EAL estimates %llu Hz "
+		        "(%+.3f%%): timing on the measured rate\n",
+		        (unsigned long long)hz, (unsigned long long)eal,
+		        ((double)eal / (double)hz - 1) * 100);
 	return hz;
 }
 
