@@ -398,6 +398,22 @@ test_low_volume_agree(void **state)
 	assert_true(differ * 50 <= windows);
 }
 
+/* windows windows of T packets per window, hot of them the key's; the key's
+ * override then (the test fails if there is none). */
+static const struct lb_hot_override *
+sim_run(struct sim *m, uint64_t T, uint64_t hot, int windows)
+{
+	const struct lb_hot_override *o;
+
+	m->T = T;
+	m->hot = hot;
+	for (int t = 0; t < windows; t++)
+		sim_step(m, NULL);
+	o = find_ov(m->h, 0, HOT_HASH);
+	assert_non_null(o);
+	return o;
+}
+
 /*
  * The climb rule at a few samples per window, with exact counts (no noise, so
  * the expected rung follows from the rule in docs/hot-keys.md alone): 8
@@ -424,12 +440,7 @@ test_climbs_on_slow_bound(void **state)
 			want = ladder[i];
 			break;
 		}
-	m->T = 200;
-	m->hot = 104;
-	for (int t = 0; t < 30; t++)
-		sim_step(m, NULL);
-	o = find_ov(m->h, 0, HOT_HASH);
-	assert_non_null(o);
+	o = sim_run(m, 200, 104, 30);
 	printf("  s = 0.52 at 200 packets per window: slow bound %.4f, rule %.2f -> r %u; r = %u\n",
 	       up, x, want, o->n_replicas);
 	assert_int_equal(want, 8);
@@ -489,12 +500,7 @@ test_idle_windows_keep_the_list(void **state)
 	uint16_t before[256], n_before;
 
 	(void)state;
-	m->T = 400;
-	m->hot = 200;
-	for (int t = 0; t < 40; t++)
-		sim_step(m, NULL);
-	o = find_ov(m->h, 0, HOT_HASH);
-	assert_non_null(o);
+	o = sim_run(m, 400, 200, 40);
 	assert_true(o->n_replicas > 1);
 	n_before = o->n_replicas;
 	memcpy(before, o->replicas, n_before * sizeof(before[0]));
