@@ -321,11 +321,14 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
 }
 
 /* The relative standard deviation of a share measured from a count of that
- * many packets (variance about LB_HOT_KEY_VAR times the count), averaged by
- * an EWMA whose variance is f times one window's (1: one window). */
+ * many packets (variance about LB_HOT_KEY_VAR times the count, the count
+ * taken as at least one sample's worth), averaged by an EWMA whose variance
+ * is f times one window's (1: one window). */
 static double
 share_rsd(double count, double f)
 {
+	if (!(count > LB_HOT_KEY_VAR))
+		count = LB_HOT_KEY_VAR;
 	return lb_hot_sqrt(LB_HOT_KEY_VAR * f / count);
 }
 
@@ -357,7 +360,7 @@ share_upper(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
 	double a = h->p.ewma_alpha;
 
 	if (!(st->seen_slow > 0))
-		return 1;
+		return 1 + LB_HOT_SHARE_Z; /* no sample yet: no shrink on it */
 	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
 }
 
@@ -375,15 +378,19 @@ share_ceiling(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
 
 /* Whether this window's share of the key (from total packets of its VIP) is
  * a step from its smoothed share: more than LB_HOT_STEP_Z standard deviations
- * of the sampling noise of the count the smoothed share expects (about
- * LB_HOT_KEY_VAR times it), at least one sample's worth. */
+ * of the sampling noise of the larger of this window's count and the count
+ * the smoothed share expects (about LB_HOT_KEY_VAR times it), at least one
+ * sample's worth, so a window whose few samples happen to be many is not
+ * taken for an arrival. */
 static bool
 share_step(const struct lb_hot_ov_state *st, double share, uint64_t total)
 {
 	double n0 = st->share_ewma * (double)total, d = share - st->share_ewma;
 
-	if (total == 0 || !(st->share_ewma > 0))
+	if (total == 0)
 		return false;
+	if (n0 < (double)st->seen)
+		n0 = (double)st->seen;
 	if (n0 < LB_HOT_KEY_VAR)
 		n0 = LB_HOT_KEY_VAR;
 	d = d < 0 ? -d : d;
@@ -496,11 +503,22 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	if (n == 0)
 		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, r, k, o->replicas, o->n_replicas,
 		                       part, list, &res);
-	if (n > 0 && n < o->n_replicas && !shrink && !broken && r == 0)
+	if (n > 0 && n < o->n_replicas && !shrink && !broken && r == 0) {
 		/* A re-plan for load moves the key off what is over, or up the
-		 * ladder; only the dead band's judgement steps it down. */
-		n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, o->n_replicas, k, o->replicas,
-		                       o->n_replicas, part, list, &res);
+		 * ladder; only the dead band's judgement steps it down, unless
+		 * the same count cannot hold the cap and the fewer can (what is
+		 * over must then be left out). */
+		uint16_t same[LB_HOT_MAX_REPLICAS];
+		struct lb_hot_plan_result rs;
+		uint16_t ns = lb_hot_plan_choose(h, s, v, vi, o->key_hash, o->n_replicas, k,
+		                                 o->replicas, o->n_replicas, part, same, &rs);
+
+		if (ns > 0 && (rs.feasible || !res.feasible)) {
+			memcpy(list, same, ns * sizeof(list[0]));
+			n = ns;
+			res = rs;
+		}
+	}
 	if (n == 0)
 		return false;
 	note_plan(h, pos, &res, k, window);
@@ -663,23 +681,19 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		if (share > 1)
 			share = 1;
 		o->share = share;
-		if (share_step(st, share, total)) {
-			/* The key arrived or left: its smoothed share restarts from
-			 * this window, as the loads do at a step; the slow share
-			 * restarts only upwards (a key leaving shrinks slowly). */
-			st->share_ewma = share;
-			if (share > st->share_slow) {
-				st->share_slow = share;
-				st->seen_slow = (double)st->seen;
-			}
-		} else {
-			st->share_ewma =
-			        p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
-		}
 		if (total > 0) {
 			/* Idle windows say nothing of the key's share. */
 			double a = p->ewma_alpha / LB_HOT_SLOW_DIV;
 
+			/* The key arrived or left: its smoothed share restarts
+			 * from this window, as the loads do at a step. The slow
+			 * share does not (a key leaving shrinks slowly, and one
+			 * window taken for a step does not hold r up). */
+			if (share_step(st, share, total))
+				st->share_ewma = share;
+			else
+				st->share_ewma = p->ewma_alpha * share +
+				                 (1 - p->ewma_alpha) * st->share_ewma;
 			st->share_slow = a * share + (1 - a) * st->share_slow;
 			st->seen_slow = a * (double)st->seen + (1 - a) * st->seen_slow;
 		}

@@ -247,8 +247,9 @@ def wait_override(lb, key_src, windows=200):
 def wait_agreed(lbs, key_src, windows=100):
     """Windows of lbs[1] until both instances list the same replicas for the
     key (a just-promoted instance may start on a lower rung of the ladder and
-    step up); bounded: -1 if they still differ after `windows` (a failure:
-    the planner's dead band is what makes them settle on one list)."""
+    step up); bounded: -1 if they still differ after `windows` (the scenario
+    not realised: the caller exits 3 and test_ecmp_hot.sh runs it once more;
+    the agreement itself is judged by hot_agree's unit tests)."""
     w0 = lbs[1].window()
     while True:
         ro = [lb.override(key_src) for lb in lbs]

@@ -57,12 +57,29 @@ BG_SRC=(10.10.1.21 10.10.1.22 10.10.1.23 10.10.1.24 10.10.1.25 10.10.1.26 10.10.
 declare -A BE_IP
 for i in $(seq 8); do BE_IP[b$i]=10.10.3.$((10 + i)); done
 
-stop_pidfile() { [ -f "$1" ] && e2e_stop_pid "$(cat "$1")" TERM; rm -f "$1"; }
+# stop_lb PIDFILE: SIGTERM to the instance's timeout(1), which passes it on;
+# waits (up to 240 s: an ASan build's exit scans its heap) until spillwayd
+# itself has ended, so its AF_XDP socket and DPDK files are gone.
+stop_lb() {
+	local tpid cpid
+	[ -f "$1" ] || return 0
+	tpid=$(cat "$1")
+	cpid=$(pgrep -P "$tpid" 2>/dev/null | head -n 1 || true)
+	kill -TERM "$tpid" 2>/dev/null || true
+	for _ in $(seq 2400); do
+		kill -0 "${cpid:-$tpid}" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -z "$cpid" ] || kill -KILL "$cpid" 2>/dev/null || true
+	e2e_stop_pid "$tpid" KILL
+	rm -f "$1"
+}
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	stop_pidfile "$WORK/lb1.spw.pid"
-	stop_pidfile "$WORK/lb2.spw.pid"
+	stop_lb "$WORK/lb1.spw.pid"
+	stop_lb "$WORK/lb2.spw.pid"
+	[ -z "${DRIVER:-}" ] || e2e_stop_pid "$DRIVER" TERM
 	for p in "${PIDS[@]}"; do e2e_stop_pid "$p" TERM; done
 	for f in "$WORK"/*.bird.pid; do [ -f "$f" ] && e2e_stop_pid "$(cat "$f")" TERM; done
 	if [ "$rc" -ne 0 ]; then
@@ -200,12 +217,13 @@ for attempt in 1 2; do
 	start_lbs "$attempt"
 	rc=0
 	ip netns exec "$NS_C" timeout 200 "$PY" "$HERE/e2e_ecmp_hot.py" "$WORK/ecmp_hot.json" &
-	PIDS+=($!)
-	wait $! || rc=$?
+	DRIVER=$!
+	wait "$DRIVER" || rc=$?
+	DRIVER=
 	[ "$rc" -eq 3 ] && [ "$attempt" -eq 1 ] || break
 	echo "e2e_ecmp_hot.py: the scenario was not realised (above); once more with fresh instances"
-	stop_pidfile "$WORK/lb1.spw.pid"
-	stop_pidfile "$WORK/lb2.spw.pid"
+	stop_lb "$WORK/lb1.spw.pid"
+	stop_lb "$WORK/lb2.spw.pid"
 done
 [ "$rc" -eq 0 ] || { echo "FAIL: e2e_ecmp_hot.py (status $rc, attempt $attempt)"; exit 1; }
 echo "PASS: hot key behind ECMP over two spillway instances; summary:"

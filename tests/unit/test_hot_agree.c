@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "../../control/snapshot_build.h"
 #include "../../dataplane/override.h"
@@ -416,35 +417,43 @@ sim_run(struct sim *m, uint64_t T, uint64_t hot, int windows)
 
 /*
  * The climb rule at a few samples per window, with exact counts (no noise, so
- * the expected rung follows from the rule in docs/hot-keys.md alone): 8
- * backends, T = 200 packets per window, a key of share s = 0.52. Its smoothed
- * share is below the 6/8 edge (0.5625 at c = 1.25 and the default margin), its
- * slow share's upper bound s (1 + 2 sqrt(16 / (s T) a / (2 - a))), a = 0.5 / 8,
- * is above it: the key climbs to the rung that bound needs.
+ * the expected rung follows from the rule in docs/hot-keys.md alone): 16
+ * backends, T = 1000 packets per window, a key of share s = 0.18. Its
+ * smoothed share is below the 8/12 edge (0.1875 at c = 1.25 and the default
+ * margin), its slow share's upper bound s (1 + 2 sqrt(16 / (s T) a / (2 -
+ * a))), a = 0.5 / 8, is above it: the key climbs to the rung that bound needs
+ * (12, not every backend), and that plan holds the cap (no infeasible event).
  */
 static void
 test_climbs_on_slow_bound(void **state)
 {
-	struct lb_hot_params p = {.threshold = 0.3, .epsilon = C_CAP - 1, .ewma_alpha = 0.5};
-	static const uint32_t ladder[] = {1, 2, 3, 4, 6, 8};
-	struct sim *m = sim_new(false, 8, &p);
+	struct lb_hot_params p = {.threshold = 0.1, .epsilon = C_CAP - 1, .ewma_alpha = 0.5};
+	static const uint32_t ladder[] = {1, 2, 3, 4, 6, 8, 12, 16};
+	struct sim *m = sim_new(false, 16, &p);
 	const struct lb_hot_override *o;
-	double s = 0.52, a = 0.5 / 8, up, x;
-	uint32_t want = 8;
+	double s = 0.18, a = 0.5 / 8, up, x, x0;
+	uint32_t want = 16, plain = 16;
+	json_t *cnt;
 
 	(void)state;
-	up = s * (1 + 2 * root(16.0 / (s * 200) * a / (2 - a)));
-	x = 8 * up / (C_CAP * (1 - 0.05) - 1 + up);
-	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
-		if ((double)ladder[i] >= x) {
-			want = ladder[i];
-			break;
-		}
-	o = sim_run(m, 200, 104, 30);
-	printf("  s = 0.52 at 200 packets per window: slow bound %.4f, rule %.2f -> r %u; r = %u\n",
-	       up, x, want, o->n_replicas);
-	assert_int_equal(want, 8);
+	up = s * (1 + 2 * root(16.0 / (s * 1000) * a / (2 - a)));
+	x = 16 * up / (C_CAP * (1 - 0.05) - 1 + up);
+	x0 = 16 * s / (C_CAP * (1 - 0.05) - 1 + s);
+	for (size_t i = sizeof(ladder) / sizeof(ladder[0]); i-- > 0;) {
+		want = (double)ladder[i] >= x ? ladder[i] : want;
+		plain = (double)ladder[i] >= x0 ? ladder[i] : plain;
+	}
+	o = sim_run(m, 1000, 180, 30);
+	cnt = lb_hotkey_counters_json(m->h);
+	printf("  s = 0.18 at 1000 packets per window: r %u for the share (%.2f), slow bound "
+	       "%.4f: %.2f -> r %u; r = %u, infeasible %lld\n",
+	       plain, x0, up, x, want, o->n_replicas,
+	       (long long)json_integer_value(json_object_get(cnt, "infeasible")));
+	assert_int_equal(plain, 8);
+	assert_int_equal(want, 12);
 	assert_int_equal(o->n_replicas, want);
+	assert_int_equal(json_integer_value(json_object_get(cnt, "infeasible")), 0);
+	json_decref(cnt);
 	sim_free(m);
 }
 

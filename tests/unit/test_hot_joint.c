@@ -676,9 +676,9 @@ test_step_is_not_noise(void **state)
 }
 
 /* The same VIP, the key arriving over two windows: p = 0.04 in the first (its
- * home over the cap: promoted with few replicas), 0.5 from the next. The plan
- * is stale (sized for a key over 1.25 times smaller), not noisy: re-planned in
- * that next window, not after 3 windows over the cap, with r by the model. */
+ * home over the cap: promoted with few replicas), 0.5 from the next. The jump
+ * of its share is a step, not noise: re-planned in that next window, not
+ * after 3 windows over the cap, with r by the model. */
 static void
 test_growing_key_replans_at_once(void **state)
 {
