@@ -110,6 +110,9 @@ def main():
         return 1
 
     work = a.work or tempfile.mkdtemp(prefix="spw-mutate.")
+    # mkdtemp makes it 0700; the privilege test runs the built spillwayd as
+    # an unprivileged user, who must be able to reach it.
+    os.chmod(work, 0o755)
     src, build, log = os.path.join(work, "src"), os.path.join(work, "build"), os.path.join(work, "log")
     print("scratch copy: %s (log: %s)" % (work, log))
     if os.path.isdir(src):
