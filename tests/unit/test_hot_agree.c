@@ -29,51 +29,6 @@
 #define FLOWS 20000    /* flow hashes over which agreement is counted */
 #define C_CAP 1.25
 
-/* Square root by Newton's iteration (the test links no libm). */
-static double
-root(double x)
-{
-	double y = x > 1 ? x : 1;
-
-	if (!(x > 0))
-		return 0;
-	for (int i = 0; i < 100; i++) {
-		double n = 0.5 * (y + x / y);
-
-		if (!(n < y))
-			break;
-		y = n;
-	}
-	return y;
-}
-
-/* A standard normal variate: the sum of 12 uniforms less 6 (Irwin-Hall). */
-static double
-normal(uint64_t *rng)
-{
-	double s = 0;
-
-	for (int i = 0; i < 12; i++)
-		s += (double)(rng_next(rng) >> 11) / 9007199254740992.0;
-	return s - 6;
-}
-
-/* Binomial(n, q) by its normal approximation, clamped to [0, n]. */
-static uint64_t
-binomial(uint64_t *rng, uint64_t n, double q)
-{
-	double x;
-
-	if (q <= 0 || n == 0)
-		return 0;
-	if (q >= 1)
-		return n;
-	x = (double)n * q + root((double)n * q * (1 - q)) * normal(rng) + 0.5;
-	if (x < 0)
-		return 0;
-	return x > (double)n ? n : (uint64_t)x;
-}
-
 /* One instance: its controller, its randomness, its loads. */
 struct inst {
 	struct lb_hotkey *h;
@@ -116,7 +71,7 @@ step(struct world *wd, struct inst *x, uint64_t T, double p, uint64_t window)
 {
 	const struct lb_override_slot *os;
 	struct lb_hot_candidate c = {.vip_id = 0, .key_hash = HOT_HASH};
-	uint64_t vip_total[LB_MAX_VIPS] = {0}, nk = binomial(&x->rng, T, p), rest = T - nk;
+	uint64_t vip_total[LB_MAX_VIPS] = {0}, nk = rng_binomial(&x->rng, T, p), rest = T - nk;
 	double lambda = (double)(T >> SAMPLE_SHIFT) / 8192.0, part[LB_MAX_BACKENDS] = {0};
 	double peak = 0, left = 1;
 	uint64_t over = UINT64_MAX;
@@ -130,7 +85,7 @@ step(struct world *wd, struct inst *x, uint64_t T, double p, uint64_t window)
 			part[x->laid->overrides.replicas[os->first + e]] += 1.0 / os->n_replicas;
 	/* The key's packets by the layout's parts, the rest by the table. */
 	for (uint32_t id = 0; id < wd->n; id++) {
-		uint64_t k = part[id] > 0 ? binomial(&x->rng, nk, part[id] / left) : 0;
+		uint64_t k = part[id] > 0 ? rng_binomial(&x->rng, nk, part[id] / left) : 0;
 
 		k = k > nk ? nk : k;
 		x->load[id] += k;
@@ -139,7 +94,7 @@ step(struct world *wd, struct inst *x, uint64_t T, double p, uint64_t window)
 	}
 	left = 1;
 	for (uint32_t id = 0; id < wd->n; id++) {
-		uint64_t o = binomial(&x->rng, rest, left > 0 ? wd->w[id] / left : 0);
+		uint64_t o = rng_binomial(&x->rng, rest, left > 0 ? wd->w[id] / left : 0);
 
 		o = o > rest ? rest : o;
 		x->load[id] += o;
@@ -152,12 +107,13 @@ step(struct world *wd, struct inst *x, uint64_t T, double p, uint64_t window)
 	vip_total[0] = T;
 	/* The sketch: a 1-in-16 sample of the key plus a Count-Min overestimate. */
 	for (int r = 0; r < 4; r++) {
-		double v = lambda + root(lambda) * normal(&x->rng) + 0.5;
+		double v = lambda + rng_sqrt(lambda) * rng_normal(&x->rng) + 0.5;
 		uint64_t cm = v > 0 ? (uint64_t)v : 0;
 
 		over = cm < over ? cm : over;
 	}
-	c.count = (binomial(&x->rng, (uint64_t)(p * (double)T), 1.0 / (1u << SAMPLE_SHIFT)) + over)
+	c.count = (rng_binomial(&x->rng, (uint64_t)(p * (double)T), 1.0 / (1u << SAMPLE_SHIFT)) +
+	           over)
 	          << SAMPLE_SHIFT;
 	if (lb_hotkey_window(x->h, wd->s, x->load, vip_total, &c, 1, window)) {
 		lb_snapshot_free(x->laid);
@@ -436,7 +392,7 @@ test_climbs_on_slow_bound(void **state)
 	json_t *cnt;
 
 	(void)state;
-	up = s * (1 + 2 * root(16.0 / (s * 1000) * a / (2 - a)));
+	up = s * (1 + 2 * rng_sqrt(16.0 / (s * 1000) * a / (2 - a)));
 	x = 16 * up / (C_CAP * (1 - 0.05) - 1 + up);
 	x0 = 16 * s / (C_CAP * (1 - 0.05) - 1 + s);
 	for (size_t i = sizeof(ladder) / sizeof(ladder[0]); i-- > 0;) {

@@ -31,52 +31,6 @@
 
 /* --- a model of the traffic ------------------------------------------------ */
 
-/* Square root by Newton's iteration (the test links no libm). */
-static double
-root(double x)
-{
-	double y = x > 1 ? x : 1;
-
-	if (!(x > 0))
-		return 0;
-	for (int i = 0; i < 100; i++) {
-		double n = 0.5 * (y + x / y);
-
-		if (!(n < y))
-			break;
-		y = n;
-	}
-	return y;
-}
-
-/* A standard normal variate: the sum of 12 uniforms less 6 (Irwin-Hall). */
-static double
-normal(uint64_t *rng)
-{
-	double s = 0;
-
-	for (int i = 0; i < 12; i++)
-		s += (double)(rng_next(rng) >> 11) / 9007199254740992.0;
-	return s - 6;
-}
-
-/* Binomial(n, q): its normal approximation with the exact mean and variance,
- * clamped to [0, n] (n here is 10^3..10^6, where the approximation holds). */
-static uint64_t
-binomial(uint64_t *rng, uint64_t n, double q)
-{
-	double m = (double)n * q, x;
-
-	if (q <= 0 || n == 0)
-		return 0;
-	if (q >= 1)
-		return n;
-	x = m + root(m * (1 - q)) * normal(rng) + 0.5;
-	if (x < 0)
-		return 0;
-	return x > (double)n ? n : (uint64_t)x;
-}
-
 /* One hot key of the model: its VIP, hash and share of the VIP's packets. */
 struct mkey {
 	uint16_t vip;
@@ -211,7 +165,7 @@ model_loads(struct model *m)
 
 			if (m->k[i].vip != vid)
 				continue;
-			n = m->noisy ? binomial(&m->rng, m->T[vid], m->k[i].p)
+			n = m->noisy ? rng_binomial(&m->rng, m->T[vid], m->k[i].p)
 			             : (uint64_t)(m->k[i].p * (double)m->T[vid] + 0.5);
 			rest -= n;
 			os = lb_override_find(&so->overrides, vid, m->k[i].hash);
@@ -231,7 +185,7 @@ model_loads(struct model *m)
 			}
 			for (uint16_t r = 0; r < n_act; r++) {
 				double q = (double)cnt[act[r]] / left;
-				uint64_t x = m->noisy ? binomial(&m->rng, n, q)
+				uint64_t x = m->noisy ? rng_binomial(&m->rng, n, q)
 				                      : (uint64_t)((double)n * q + 0.5);
 
 				x = x > n ? n : x;
@@ -249,7 +203,7 @@ model_loads(struct model *m)
 
 			if (m->s->backends[id].vip_id != vid || m->w[id] <= 0)
 				continue;
-			x = m->noisy ? binomial(&m->rng, rest, m->w[id] / wsum)
+			x = m->noisy ? rng_binomial(&m->rng, rest, m->w[id] / wsum)
 			             : (uint64_t)((double)rest * m->w[id] / wsum + 0.5);
 			x = x > rest ? rest : x;
 			m->load[id] += x;
@@ -269,9 +223,9 @@ sketch_count(struct model *m, uint64_t n, uint64_t T)
 
 	if (!m->noisy)
 		return n;
-	sampled = binomial(&m->rng, n, 1.0 / (1u << SAMPLE_SHIFT));
+	sampled = rng_binomial(&m->rng, n, 1.0 / (1u << SAMPLE_SHIFT));
 	for (int r = 0; r < 4; r++) {
-		double x = lambda + root(lambda) * normal(&m->rng) + 0.5;
+		double x = lambda + rng_sqrt(lambda) * rng_normal(&m->rng) + 0.5;
 		uint64_t c = x > 0 ? (uint64_t)x : 0;
 
 		over = c < over ? c : over;
@@ -659,8 +613,8 @@ test_step_is_not_noise(void **state)
 	assert_non_null(o);
 	/* The sketch's share: a 1-in-16 sample of q T packets; a base load: a
 	 * binomial count of (1 - q) avg, both relative to the average. */
-	sd_k = root(16.0 * q * T) / T;
-	sd_b = root((1 - q) * avg) / avg;
+	sd_k = rng_sqrt(16.0 * q * T) / T;
+	sd_b = rng_sqrt((1 - q) * avg) / avg;
 	r_lo = model_r(8, q - 3 * sd_k, C_CAP, DEFAULT_MARGIN, 0);
 	r_hi = model_r(8, q + 3 * sd_k, C_CAP, DEFAULT_MARGIN, 3 * sd_b);
 	printf("  a key of p = %.2f arriving in one window: r = %u (model %u..%u), infeasible "
@@ -706,8 +660,8 @@ test_growing_key_replans_at_once(void **state)
 	assert_true(model_step(&m));
 	assert_int_equal(counter(m.h, "replans"), 1);
 	o = find_ov(m.h, 0, m.k[0].hash);
-	sd_k = root(16.0 * q * T) / T;
-	sd_b = root((1 - q) * avg) / avg;
+	sd_k = rng_sqrt(16.0 * q * T) / T;
+	sd_b = rng_sqrt((1 - q) * avg) / avg;
 	r_lo = model_r(8, q - 3 * sd_k, C_CAP, DEFAULT_MARGIN, 0);
 	r_hi = model_r(8, q + 3 * sd_k, C_CAP, DEFAULT_MARGIN, 3 * sd_b);
 	printf("  a key growing from 0.04 to %.2f: r = %u, then %u in the next window (model "
@@ -740,8 +694,8 @@ test_arrival_is_not_noise(void **state)
 	uint32_t r_lo, r_hi, bad = 0, runs = 0, worst = 0;
 
 	(void)state;
-	sd_k = root(16.0 * q * T) / T;
-	sd_b = root((1 - q) * avg) / avg;
+	sd_k = rng_sqrt(16.0 * q * T) / T;
+	sd_b = rng_sqrt((1 - q) * avg) / avg;
 	r_lo = model_r(8, q - 3 * sd_k, C_CAP, DEFAULT_MARGIN, 0);
 	r_hi = model_r(8, q + 3 * sd_k, C_CAP, DEFAULT_MARGIN, 3 * sd_b);
 	for (uint32_t i = 0; i < sizeof(p1s) / sizeof(p1s[0]); i++)
