@@ -33,6 +33,11 @@ CONFIG = {
     "encap": {"source_v4": "10.0.0.1", "source_v6": "fd00::1",
               "next_hop_mac": "02:00:00:00:00:01", "mtu": 1500},
     "maglev": {"table_size": 251, "seed": "telemetry-test"},
+    # epsilon 100: every key fits its home, so the controller promotes
+    # nothing by itself (the hot source is 0.75 of VIP 1 and would be, in a
+    # window the replay reaches before the pins): the generation counts the
+    # pins' publications only.
+    "hot": {"epsilon": 100},
     "vips": [
         {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "src_ip",
          "encap": "ipip", "backends": [{"address": "10.1.0.1"}, {"address": "10.1.0.2"},
