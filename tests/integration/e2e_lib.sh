@@ -275,3 +275,82 @@ e2e_cleanup() {
 	done
 	E2E_NAMESPACES=()
 }
+
+# ---- two spillway instances behind a BGP router (test_ecmp_e2e.sh,
+# test_ecmp_hot.sh)
+
+# BGP timers of every speaker of the ECMP topology: a session comes up, and
+# a withdrawn path goes, within seconds.
+E2E_BGP_TIMERS="connect delay time 1; connect retry time 2; error wait time 1, 4; hold time 6; keepalive time 2;"
+
+# e2e_bird_router_conf FILE R_IP1 LB_IP1 R_IP2 LB_IP2: the router's BIRD (AS
+# 65000): a BGP session with each LB (AS 65001), importing their routes, and
+# the kernel protocol merging the equal BGP routes into one multipath route.
+e2e_bird_router_conf() {
+	cat >"$1" <<CONF
+router id $2;
+protocol device { scan time 1; }
+protocol kernel { ipv4 { import none; export all; }; merge paths on; }
+protocol bgp lb1 { local $2 as 65000; neighbor $3 as 65001;
+	ipv4 { import all; export none; }; $E2E_BGP_TIMERS }
+protocol bgp lb2 { local $4 as 65000; neighbor $5 as 65001;
+	ipv4 { import all; export none; }; $E2E_BGP_TIMERS }
+CONF
+}
+
+# e2e_bird_lb_conf WORK NAME LB_IP R_IP: WORK/NAME.bird.conf, the LB's BIRD,
+# exporting the routes of spillwayd's include file (WORK/NAME.vips.conf, made
+# here empty: spillwayd rewrites it) to the router.
+e2e_bird_lb_conf() {
+	printf 'protocol static spillway4 { ipv4; }\nprotocol static spillway6 { ipv6; }\n' \
+		>"$1/$2.vips.conf"
+	cat >"$1/$2.bird.conf" <<CONF
+router id $3;
+include "$1/$2.vips.conf";
+protocol device { scan time 1; }
+filter spillway_vips { if proto = "spillway4" then accept; reject; }
+protocol bgp upstream { local $3 as 65001; neighbor $4 as 65000;
+	ipv4 { import none; export filter spillway_vips; }; $E2E_BGP_TIMERS }
+CONF
+}
+
+# e2e_start_bird WORK NAME NS: BIRD on WORK/NAME.bird.conf in namespace NS,
+# in the foreground (its PID in WORK/NAME.bird.pid is ours), its control
+# socket WORK/NAME.bird.ctl waited for. Exits the test if it fails.
+e2e_start_bird() {
+	bird -p -c "$1/$2.bird.conf" || { echo "FAIL: BIRD rejects $2.bird.conf"; exit 1; }
+	ip netns exec "$3" bird -f -c "$1/$2.bird.conf" -s "$1/$2.bird.ctl" \
+		>"$1/$2.bird.log" 2>&1 &
+	echo $! >"$1/$2.bird.pid"
+	e2e_wait_file "$1/$2.bird.ctl" "$!" || { echo "FAIL: BIRD $2 did not start"; exit 1; }
+}
+
+# e2e_start_servers WORK PY SERVER NS_FORMAT NAME...: e2e_server.py (SERVER)
+# on TCP port 80 in the namespace printf NS_FORMAT NAME gives, for each NAME,
+# all started, then each waited for (WORK/NAME.ready). Their PIDs are
+# appended to PIDS.
+e2e_start_servers() {
+	local work=$1 py=$2 server=$3 fmt=$4 b ns
+	local -A pid
+	shift 4
+	for b in "$@"; do
+		# shellcheck disable=SC2059
+		ns=$(printf "$fmt" "$b")
+		ip netns exec "$ns" "$py" "$server" "$b" "$work/$b.ready" \
+			--tcp 0.0.0.0:80 >"$work/$b.out" 2>&1 &
+		PIDS+=($!)
+		pid[$b]=$!
+	done
+	for b in "$@"; do
+		e2e_wait_file "$work/$b.ready" "${pid[$b]}" || { echo "FAIL: server $b did not start"; exit 1; }
+	done
+}
+
+# e2e_lb_eal_mem INDEX: spw_eal_mem's memory options (scripts/lib.sh) for LB
+# INDEX (0, 1). Both start at once, so LB 1 takes hugepages only if there are
+# enough for both.
+e2e_lb_eal_mem() {
+	local free
+	free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+	if [ "$1" -eq 1 ] && [ "$free" -lt 512 ]; then echo "--no-huge -m 512"; else spw_eal_mem; fi
+}

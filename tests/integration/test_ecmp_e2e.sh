@@ -151,17 +151,9 @@ done
 
 # ---- the router's BGP speaker, then one BIRD per LB (all started in their
 # namespace, in the foreground: the PID is ours)
-BGP_TIMERS="connect delay time 1; connect retry time 2; error wait time 1, 4; hold time 6; keepalive time 2;"
 # BIRD: the kernel protocol merges the equal BGP routes into one multipath route.
-[ "$ROUTER" = bird ] && cat >"$WORK/router.bird.conf" <<EOF
-router id ${R_IP[0]};
-protocol device { scan time 1; }
-protocol kernel { ipv4 { import none; export all; }; merge paths on; }
-protocol bgp lb1 { local ${R_IP[0]} as 65000; neighbor ${LB_IP[0]} as 65001;
-	ipv4 { import all; export none; }; $BGP_TIMERS }
-protocol bgp lb2 { local ${R_IP[1]} as 65000; neighbor ${LB_IP[1]} as 65001;
-	ipv4 { import all; export none; }; $BGP_TIMERS }
-EOF
+[ "$ROUTER" = bird ] &&
+	e2e_bird_router_conf "$WORK/router.bird.conf" "${R_IP[0]}" "${LB_IP[0]}" "${R_IP[1]}" "${LB_IP[1]}"
 # FRR: zebra (kernel routes, one nexthop group per multipath route) and bgpd
 # with the same timers (keepalive 2, hold 6, connect retry 2), importing
 # everything from both LBs and exporting nothing (eBGP needs a policy in each
@@ -201,25 +193,8 @@ EOF
 	chown frr:frr "$FRR/zebra.conf" "$FRR/bgpd.conf"
 fi
 for i in 0 1; do
-	l=lb$((i + 1))
-	printf 'protocol static spillway4 { ipv4; }\nprotocol static spillway6 { ipv6; }\n' \
-		>"$WORK/$l.vips.conf"
-	cat >"$WORK/$l.bird.conf" <<EOF
-router id ${LB_IP[$i]};
-include "$WORK/$l.vips.conf";
-protocol device { scan time 1; }
-filter spillway_vips { if proto = "spillway4" then accept; reject; }
-protocol bgp upstream { local ${LB_IP[$i]} as 65001; neighbor ${R_IP[$i]} as 65000;
-	ipv4 { import none; export filter spillway_vips; }; $BGP_TIMERS }
-EOF
+	e2e_bird_lb_conf "$WORK" "lb$((i + 1))" "${LB_IP[$i]}" "${R_IP[$i]}"
 done
-start_bird() { # NAME NS
-	bird -p -c "$WORK/$1.bird.conf" || { echo "FAIL: BIRD rejects $1.bird.conf"; exit 1; }
-	ip netns exec "$2" bird -f -c "$WORK/$1.bird.conf" -s "$WORK/$1.bird.ctl" \
-		>"$WORK/$1.bird.log" 2>&1 &
-	echo $! >"$WORK/$1.bird.pid"
-	e2e_wait_file "$WORK/$1.bird.ctl" "$!" || { echo "FAIL: BIRD $1 did not start"; exit 1; }
-}
 # start_frr DAEMON READY: one FRR daemon in the router namespace, on this
 # test's zebra API socket and vty folder (vtysh --vty_socket "$FRR"), no vty
 # TCP port; waits for the file READY.
@@ -241,30 +216,14 @@ if [ "$ROUTER" = frr ]; then
 	start_frr zebra "$FRR/zserv.api"
 	start_frr bgpd "$FRR/bgpd.vty"
 else
-	start_bird router "$NS_R"
+	e2e_start_bird "$WORK" router "$NS_R"
 fi
-start_bird lb1 "${NS_L[0]}"
-start_bird lb2 "${NS_L[1]}"
+e2e_start_bird "$WORK" lb1 "${NS_L[0]}"
+e2e_start_bird "$WORK" lb2 "${NS_L[1]}"
 
-# ---- backends' servers: all started, then each waited for
-declare -A SERVER_PID
-for b in "${BACKENDS[@]}"; do
-	ip netns exec "spw-ec-$b-$S" "$PY" "$HERE/e2e_server.py" "$b" "$WORK/$b.ready" \
-		--tcp 0.0.0.0:80 >"$WORK/$b.out" 2>&1 &
-	PIDS+=($!)
-	SERVER_PID[$b]=$!
-done
-for b in "${BACKENDS[@]}"; do
-	e2e_wait_file "$WORK/$b.ready" "${SERVER_PID[$b]}" || { echo "FAIL: server $b did not start"; exit 1; }
-done
+# ---- backends' servers
+e2e_start_servers "$WORK" "$PY" "$HERE/e2e_server.py" "spw-ec-%s-$S" "${BACKENDS[@]}"
 
-# lb_eal_mem INDEX: spw_eal_mem's memory options for LB INDEX (0, 1). Both
-# start at once, so LB 1 takes hugepages only if there are enough for both.
-lb_eal_mem() {
-	local free
-	free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
-	if [ "$1" -eq 1 ] && [ "$free" -lt 512 ]; then echo "--no-huge -m 512"; else spw_eal_mem; fi
-}
 # ---- spillwayd in each LB: same membership and seed, its own source and next hop
 for i in 0 1; do
 	l=lb$((i + 1))
@@ -279,7 +238,7 @@ JSON
 	# The start script, also what e2e_ecmp.py runs to bring lb1 back.
 	cat >"$WORK/$l.start.sh" <<EOF
 rm -f "$WORK/$l.ctl"
-ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(lb_eal_mem "$i") --no-pci \\
+ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
 	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
 	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
 	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
