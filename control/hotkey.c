@@ -350,29 +350,19 @@ share_floor(double count)
 	return y < 0.5 ? 0.5 : y;
 }
 
-/* The smoothed share's upper bound, as a factor: 1 plus LB_HOT_SHARE_Z
- * standard deviations of the EWMA's sampling noise. The dead band judges a
- * shrink on it, so a key counted in a few samples per window does not step
- * down on a stretch of low windows. */
+/* A smoothed share's upper bound, as a factor: 1 plus LB_HOT_SHARE_Z
+ * standard deviations of the sampling noise of an EWMA with alpha a of the
+ * key's count (about st->seen_slow per window); with no sample yet, 1 plus
+ * LB_HOT_SHARE_Z (no shrink on it). For the smoothed share (a = the EWMA's
+ * alpha) the dead band judges a shrink on it, so a key counted in a few
+ * samples per window does not step down on a stretch of low windows; for
+ * the slow share (a divided by LB_HOT_SLOW_DIV) both the climb and the dead
+ * band do. */
 static double
-share_upper(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
+share_bound(const struct lb_hot_ov_state *st, double a)
 {
-	double a = h->p.ewma_alpha;
-
 	if (!(st->seen_slow > 0))
-		return 1 + LB_HOT_SHARE_Z; /* no sample yet: no shrink on it */
-	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
-}
-
-/* The share the dead band judges a shrink on, as a factor of the slow
- * share: 1 plus LB_HOT_SHARE_Z standard deviations of its sampling noise. */
-static double
-share_ceiling(const struct lb_hotkey *h, const struct lb_hot_ov_state *st)
-{
-	double a = h->p.ewma_alpha / LB_HOT_SLOW_DIV;
-
-	if (!(st->seen_slow > 0))
-		return 1 + LB_HOT_SHARE_Z; /* no sample yet: no shrink on it */
+		return 1 + LB_HOT_SHARE_Z;
 	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
 }
 
@@ -419,6 +409,7 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 	bool broken = false, over = false, replan = false, fixed = o->pinned && st->pin_r != 0;
 	bool shrink = false;
 	double k = key_plan_load(o, st, vi), part = carried_part(h, pos);
+	double a = h->p.ewma_alpha, a_slow = a / LB_HOT_SLOW_DIV;
 	uint32_t r = st->pin_r;
 	uint16_t n;
 
@@ -461,8 +452,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 
 			/* The slow share only while the smoothed one, at its upper
 			 * bound, is not below it: a key leaving is not grown for. */
-			if (st->share_ewma * share_upper(h, st) >= st->share_slow)
-				kg = lb_hot_dmax(kg, st->share_slow * share_ceiling(h, st));
+			if (st->share_ewma * share_bound(st, a) >= st->share_slow)
+				kg = lb_hot_dmax(kg, st->share_slow * share_bound(st, a_slow));
 			kg *= vi->sum_ewma;
 
 			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, kg, o->replicas,
@@ -477,8 +468,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 			 * times larger, would still fit in fewer replicas, both as
 			 * measured lately (at the smoothed share's upper bound) and as
 			 * the slow share's upper bound. */
-			double ks = st->share_slow * share_ceiling(h, st) * vi->sum_ewma;
-			double ku = st->share_ewma * share_upper(h, st) * vi->sum_ewma;
+			double ks = st->share_slow * share_bound(st, a_slow) * vi->sum_ewma;
+			double ku = st->share_ewma * share_bound(st, a) * vi->sum_ewma;
 
 			ks = lb_hot_dmax(lb_hot_dmax(k, ku), ks) * LB_HOT_SHRINK_MARGIN;
 			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, ks, o->replicas,

@@ -85,12 +85,13 @@ enum lb_hot_event_type {
  * load has moved by this factor. */
 #define LB_HOT_SHRINK_MARGIN 1.25
 
-/* r shrinks on the share smoothed with the EWMA's alpha divided by this, at
- * LB_HOT_SHARE_Z standard deviations of that average's sampling noise above
- * it: a key whose count is a few samples per window (its share varying by
- * tens of percent window to window) must not step down and back up on
- * noise, or instances behind ECMP, each with its own noise, would be on
- * different rungs much of the time. Growing stays on the fast EWMA. */
+/* The slow share is smoothed with the EWMA's alpha divided by this. r shrinks
+ * only if its upper bound (LB_HOT_SHARE_Z standard deviations of that
+ * average's sampling noise above it) fits fewer replicas, and climbs when that
+ * bound, or the smoothed share, needs more: a key whose count is a few
+ * samples per window (its share varying by tens of percent window to window)
+ * must not step down and back up on noise, or instances behind ECMP, each
+ * with its own noise, would be on different rungs much of the time. */
 #define LB_HOT_SLOW_DIV 8.0
 
 /* One entry of the ring of recent events. */

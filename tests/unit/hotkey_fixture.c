@@ -91,6 +91,18 @@ active(const struct lb_snapshot *s, uint16_t id)
 	       s->backends[id].weight > 0;
 }
 
+uint32_t
+ref_rung(double x)
+{
+	static const uint32_t ladder[] = {1,  2,  3,  4,  6,  8,   12,  16,
+	                                  24, 32, 48, 64, 96, 128, 192, 256};
+
+	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
+		if ((double)ladder[i] >= x - 1e-9)
+			return ladder[i];
+	return ladder[sizeof(ladder) / sizeof(ladder[0]) - 1];
+}
+
 const struct lb_hot_override *
 find_ov(const struct lb_hotkey *h, uint16_t vip, uint64_t key_hash)
 {

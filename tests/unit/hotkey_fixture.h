@@ -27,6 +27,11 @@ struct lb_snapshot *snap_make(const struct lb_config *cfg, uint64_t generation);
 /* Backend id is active with a weight > 0 in s. */
 bool active(const struct lb_snapshot *s, uint16_t id);
 
+/* The lowest rung of the ladder docs/hot-keys.md gives (1, 2, 3, 4, 6, 8, 12,
+ * ... 256) at or above x (x within 1e-9 of a rung counts as it): the tests'
+ * own copy, not the controller's. */
+uint32_t ref_rung(double x);
+
 /* The controller's override of (vip, key_hash), or NULL. */
 const struct lb_hot_override *find_ov(const struct lb_hotkey *h, uint16_t vip, uint64_t key_hash);
 

@@ -384,21 +384,18 @@ static void
 test_climbs_on_slow_bound(void **state)
 {
 	struct lb_hot_params p = {.threshold = 0.1, .epsilon = C_CAP - 1, .ewma_alpha = 0.5};
-	static const uint32_t ladder[] = {1, 2, 3, 4, 6, 8, 12, 16};
 	struct sim *m = sim_new(false, 16, &p);
 	const struct lb_hot_override *o;
 	double s = 0.18, a = 0.5 / 8, up, x, x0;
-	uint32_t want = 16, plain = 16;
+	uint32_t want, plain;
 	json_t *cnt;
 
 	(void)state;
 	up = s * (1 + 2 * rng_sqrt(16.0 / (s * 1000) * a / (2 - a)));
 	x = 16 * up / (C_CAP * (1 - 0.05) - 1 + up);
 	x0 = 16 * s / (C_CAP * (1 - 0.05) - 1 + s);
-	for (size_t i = sizeof(ladder) / sizeof(ladder[0]); i-- > 0;) {
-		want = (double)ladder[i] >= x ? ladder[i] : want;
-		plain = (double)ladder[i] >= x0 ? ladder[i] : plain;
-	}
+	want = ref_rung(x);
+	plain = ref_rung(x0);
 	o = sim_run(m, 1000, 180, 30);
 	cnt = lb_hotkey_counters_json(m->h);
 	printf("  s = 0.18 at 1000 packets per window: r %u for the share (%.2f), slow bound "

@@ -568,18 +568,8 @@ test_infeasible_reported(void **state)
 static uint32_t
 model_r(uint32_t n, double p, double c, double margin, double slack)
 {
-	static const uint32_t ladder[] = {1,  2,  3,  4,  6,  8,   12,  16,
-	                                  24, 32, 48, 64, 96, 128, 192, 256};
-	double x = n * p / (c * (1 - margin) - 1 + p - slack);
-	uint32_t r = (uint32_t)x;
+	uint32_t r = ref_rung(n * p / (c * (1 - margin) - 1 + p - slack));
 
-	if ((double)r < x - 1e-9)
-		r++;
-	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]); i++)
-		if (ladder[i] >= r) {
-			r = ladder[i];
-			break;
-		}
 	return r > n ? n : r;
 }
 
