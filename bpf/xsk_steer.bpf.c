@@ -17,7 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "xsk_steer.h"
+#include "bpf/xsk_steer.h"
 
 #define IP4_MF 0x2000     /* frag_off: more fragments */
 #define IP4_OFFSET 0x1FFF /* frag_off: fragment offset in 8-byte units */

@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "xsk_steer_loader.h"
+#include "bpf/xsk_steer_loader.h"
 #include "xsk_steer.skel.h"
 
 struct lb_xsk_steer {

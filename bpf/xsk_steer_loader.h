@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xsk_steer.h"
+#include "bpf/xsk_steer.h"
 
 struct lb_xsk_steer;
 

@@ -18,21 +18,21 @@
 
 #include <rte_cycles.h>
 
-#include "../dataplane/worker.h"
-#include "clock.h"
-#include "control.h"
-#include "control_rpc.h"
-#include "health_run.h"
-#include "hot_window.h"
-#include "loop.h"
-#include "metrics.h"
-#include "metrics_http.h"
-#include "persist.h"
-#include "publish.h"
-#include "rpc.h"
-#include "server.h"
-#include "stats.h"
-#include "telemetry.h"
+#include "dataplane/worker.h"
+#include "control/base/clock.h"
+#include "control/control.h"
+#include "control/runtime/control_rpc.h"
+#include "control/runtime/health_run.h"
+#include "control/runtime/hot_window.h"
+#include "control/base/loop.h"
+#include "control/io/metrics.h"
+#include "control/io/metrics_http.h"
+#include "control/base/persist.h"
+#include "control/runtime/publish.h"
+#include "control/rpc/rpc.h"
+#include "control/io/server.h"
+#include "control/io/stats.h"
+#include "control/io/telemetry.h"
 
 #define TICK_MS 10
 #define STOP_HOOK_WAIT_MS 10000 /* the stop waits this long at most for busy hooks */
@@ -60,6 +60,13 @@ int
 lb_control_apply(struct lb_control *c, struct lb_config *cfg, char *err, size_t errlen)
 {
 	return lb_publish_apply(&c->pub, cfg, true, err, errlen);
+}
+
+/* The stats method's document, for the control thread's RPC glue. */
+static json_t *
+stats_doc(const void *arg)
+{
+	return lb_control_stats(arg);
 }
 
 /* The metrics endpoint's body: the stats and hot_list documents as Prometheus text. */
@@ -100,7 +107,16 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		fprintf(stderr,
 		        "spillwayd: TEST MODE: SPILLWAY_TEST_STALL_FILE=%s stalls workers\n",
 		        c->stall_file);
-	lb_publish_init(&c->pub, p);
+	lb_publish_init(&c->pub, &(struct lb_publish_params){
+	                                 .qsv = p->qsv,
+	                                 .snap = p->snap,
+	                                 .cores = p->cores,
+	                                 .lcores = p->lcores,
+	                                 .n_cores = p->n_cores,
+	                                 .hooks = p->hooks,
+	                                 .n_hooks = p->n_hooks,
+	                                 .state_path = p->state_path,
+	                         });
 	if (c->p.sketches != NULL && c->p.window != NULL && cfg->hot.enabled &&
 	    lb_hot_window_init(&c->hw, &c->pub, c->p.sketches, c->p.window, cfg, err, errlen) !=
 	            0) {
@@ -109,6 +125,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		return NULL;
 	}
 	c->pub.health = lb_health_run_create(&c->pub);
+	c->pub.lay_health = lb_health_run_lay;
 	if (c->pub.health == NULL) {
 		snprintf(err, errlen, "out of memory (health checks)");
 		lb_hot_window_fini(&c->hw);
@@ -116,7 +133,8 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		free(c);
 		return NULL;
 	}
-	lb_control_rpc_init(&c->rpc, c, &c->pub, c->hw.hot != NULL ? &c->hw : NULL, &c->stop_ms);
+	lb_control_rpc_init(&c->rpc, stats_doc, c, &c->pub, c->hw.hot != NULL ? &c->hw : NULL,
+	                    &c->stop_ms);
 	if (c->p.state_path != NULL) {
 		int n = lb_persist_cleanup(c->p.state_path);
 
@@ -157,7 +175,7 @@ lb_control_create(const struct lb_control_params *p, struct lb_config *cfg, char
 		if (c->server == NULL)
 			goto fail;
 	}
-	/* DPDK telemetry (control/telemetry.h): refreshed on the tick. Without
+	/* DPDK telemetry (control/io/telemetry.h): refreshed on the tick. Without
 	 * it the daemon still runs; the commands are then missing. */
 	rc = lb_telemetry_attach(c->p.cores, c->p.lcores, c->p.n_cores);
 	if (rc != 0)
@@ -336,7 +354,8 @@ reload(struct lb_control *c)
 		fprintf(stderr, "spillwayd: SIGHUP: hot keys: parameters refused by the "
 		                "controller; it keeps its own\n");
 	if (was_on != on)
-		lb_control_rpc_init(&c->rpc, c, &c->pub, on ? &c->hw : NULL, &c->stop_ms);
+		lb_control_rpc_init(&c->rpc, stats_doc, c, &c->pub, on ? &c->hw : NULL,
+		                    &c->stop_ms);
 	fprintf(stderr, "spillwayd: SIGHUP: configuration reloaded (generation %llu)%s%s\n",
 	        (unsigned long long)c->pub.generation, c->p.state_path != NULL ? " and saved" : "",
 	        was_on == on ? ""

@@ -18,48 +18,13 @@
 #include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
 
-#include "../dataplane/counters.h"
-#include "../dataplane/snapshot.h"
-#include "config.h"
+#include "dataplane/counters.h"
+#include "dataplane/snapshot.h"
+#include "control/model/config.h"
+#include "control/runtime/publish.h"
 
 struct lb_control;
 struct lb_loop;
-
-/*
- * A publication hook keeps something outside the process in step with the
- * published snapshot: the XDP program's VIP map (a VIP is added before a
- * snapshot that has it goes live, removed once no worker uses a snapshot that
- * has it), the BGP speaker's announcements. Hooks run on the control thread,
- * in order, around every publication including the first (prev == NULL); a
- * failure is logged and counted (stats "hooks"), the publication goes on: the
- * data path never waits on the outside world.
- */
-struct lb_publish_hook {
-	const char *name; /* key under stats "hooks" */
-	void *arg;
-	/* Before next is stored for the workers; prev is the live snapshot. */
-	int (*before)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
-	              char *err, size_t errlen);
-	/* After every worker runs next (prev is retired but not yet freed). */
-	int (*after)(void *arg, const struct lb_snapshot *next, const struct lb_snapshot *prev,
-	             char *err, size_t errlen);
-	/* Periodic work on the control timer (every ~10 ms), may be NULL. */
-	void (*tick)(void *arg, const struct lb_snapshot *live);
-	/* The hook's own counters for the stats document, may be NULL. */
-	json_t *(*stats)(void *arg);
-	/* For a hook that announces routes (may be NULL): withdraw everything and
-	 * keep it withdrawn (on), or announce what live serves again (off).
-	 * Called by the drain/undrain methods and on SIGTERM; 0 or -errno with a
-	 * message (the hook stays in the asked state and retries on its tick). */
-	int (*drain)(void *arg, bool on, const struct lb_snapshot *live, char *err, size_t errlen);
-	/* May be NULL: register the hook's descriptors with the control thread's
-	 * event loop once it runs (loop), drop them before it goes (NULL). The
-	 * hook's own exchanges then never block the thread. 0 or -errno. */
-	int (*attach)(void *arg, struct lb_loop *loop);
-	/* May be NULL: an exchange of the hook is under way (bounded by the
-	 * hook's own timeout); the stop sequence waits for it. */
-	bool (*busy)(void *arg);
-};
 
 struct lb_pmtu_table;
 

@@ -2,7 +2,7 @@
 /* Names of the drop reasons, as they appear in stats JSON. */
 #include <stddef.h>
 
-#include "counters.h"
+#include "dataplane/counters.h"
 
 static const char *const drop_names[LB_DROP__COUNT] = {
         [LB_DROP_ETH_TRUNC] = "eth_trunc",

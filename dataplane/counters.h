@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "snapshot.h"
+#include "dataplane/snapshot.h"
 
 /*
  * Why a packet was dropped. Every received packet ends in exactly one of:

@@ -11,7 +11,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
-#include "encap.h"
+#include "dataplane/encap.h"
 
 #define ICMP6_PACKET_TOO_BIG 2
 #define PROTO_IPIP 4

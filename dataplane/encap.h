@@ -17,7 +17,7 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 
-#include "snapshot.h"
+#include "dataplane/snapshot.h"
 
 #define LB_ETH_HLEN 14
 #define LB_IP4_HLEN 20

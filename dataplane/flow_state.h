@@ -10,11 +10,11 @@
 
 #include <stdint.h>
 
-#include "flow_guard.h"
-#include "flow_table.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "snapshot.h"
+#include "dataplane/flow_guard.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/snapshot.h"
 
 _Static_assert(LB_MAX_BACKENDS <= (1u << LB_FLOW_BACKEND_BITS), "backend ids fit an entry");
 

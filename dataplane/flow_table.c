@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "flow_table.h"
+#include "dataplane/flow_table.h"
 
 #define HUGE_2M ((size_t)2 << 20) /* x86-64 transparent huge page size */
 

@@ -12,7 +12,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "frag_out.h"
+#include "dataplane/frag_out.h"
 
 #define ETH_HLEN 14
 #define ETHERTYPE_IPV4 0x0800

@@ -15,7 +15,7 @@
 
 #include <rte_mbuf.h>
 
-#include "snapshot.h"
+#include "dataplane/snapshot.h"
 
 /* Fragment frames one burst may produce (struct lb_burst_out's frag array). */
 #define LB_FRAG_OUT_MAX 64

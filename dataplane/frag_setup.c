@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "frag_table.h"
+#include "dataplane/frag_table.h"
 
 struct lb_frag_table *
 lb_frag_table_create(uint32_t capacity, uint32_t timeout)

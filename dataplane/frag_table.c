@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "frag_table.h"
+#include "dataplane/frag_table.h"
 
 #define IP4_MF 0x2000
 #define IP4_OFFSET 0x1FFF

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hash.h"
+#include "dataplane/hash.h"
 
 #define LB_FRAG_WAYS 4
 #define LB_FRAG_DEFAULT_CAPACITY 4096

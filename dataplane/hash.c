@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hash.h"
+#include "dataplane/hash.h"
 
 static uint64_t
 load_le64(const uint8_t *p)

@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "icmp_limit.h"
+#include "dataplane/icmp_limit.h"
 
 int
 lb_icmp_limit_init(struct lb_icmp_limit *l, uint32_t rate_per_s, uint32_t burst,

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hash.h"
-#include "parse.h"
+#include "dataplane/hash.h"
+#include "dataplane/parse.h"
 
 #define LB_ICMP_DEFAULT_RATE 1000 /* errors per second per core */
 #define LB_ICMP_DEFAULT_BURST 50  /* bucket depth per core */

@@ -9,7 +9,7 @@
 
 #include <rte_mbuf.h>
 
-#include "l2.h"
+#include "dataplane/l2.h"
 
 int
 lb_vlan_push(struct rte_mbuf *m, const struct lb_vlan_tags *t)

@@ -13,7 +13,7 @@
 
 #include <rte_mbuf.h>
 
-#include "snapshot.h"
+#include "dataplane/snapshot.h"
 
 #define LB_VLAN_TAG_LEN 4   /* TPID + TCI */
 #define LB_VLAN_MAX_TAGS 2  /* what the parser accepts */

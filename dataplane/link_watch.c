@@ -10,7 +10,7 @@
 
 #include <rte_ethdev.h>
 
-#include "link_watch.h"
+#include "dataplane/link_watch.h"
 
 struct link_port {
 	uint16_t port;

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../control/control.h"
+#include "control/runtime/publish.h"
 
 /* Control ticks (~10 ms each) between two polls of the non-LSC ports. */
 #define LB_LINK_POLL_TICKS 100

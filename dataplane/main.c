@@ -19,21 +19,21 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include "../control/bird.h"
-#include "../control/config.h"
-#include "../control/control.h"
-#include "../control/health_encap.h"
-#include "../control/server.h"
+#include "control/hooks/bird.h"
+#include "control/model/config.h"
+#include "control/control.h"
+#include "control/health/health_encap.h"
+#include "control/io/server.h"
 #ifdef LB_HAVE_XDP
-#include "../control/xdp_sync.h"
-#include "xsk_steer_loader.h"
+#include "control/hooks/xdp_sync.h"
+#include "bpf/xsk_steer_loader.h"
 #endif
-#include "link_watch.h"
-#include "memif_gate.h"
-#include "options.h"
-#include "port.h"
-#include "worker.h"
-#include "workers.h"
+#include "dataplane/link_watch.h"
+#include "dataplane/memif_gate.h"
+#include "dataplane/options.h"
+#include "dataplane/port.h"
+#include "dataplane/worker.h"
+#include "dataplane/workers.h"
 
 #define EXIT_USAGE 2
 

@@ -55,7 +55,7 @@
 #include <rte_interrupts.h>
 #include <rte_rcu_qsbr.h>
 
-#include "memif_gate.h"
+#include "dataplane/memif_gate.h"
 
 #define GATE_HOLD_MS 1000    /* every memif link up */
 #define GATE_HOLD_DOWN_MS 10 /* a memif link down or connecting: handshake sooner */

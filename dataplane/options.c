@@ -12,8 +12,8 @@
 
 #include <rte_config.h>
 
-#include "../control/metrics_http.h"
-#include "options.h"
+#include "control/io/metrics_http.h"
+#include "dataplane/options.h"
 
 /* Long-only options. */
 enum {

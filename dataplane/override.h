@@ -6,7 +6,7 @@
  * Part of the immutable snapshot. Open addressing on the key hash (the same
  * hash Maglev uses for the key), load at most 1/2; a slot with no replicas is
  * empty. Replica lists live in one shared array of backend ids, each replica
- * repeated in proportion to its weight (control/snapshot_build.c), so a
+ * repeated in proportion to its weight (control/build/snapshot_build.c), so a
  * uniform pick of a list entry gives replica i about w_i / W of the key. Each
  * list has a pick table of list indices, the jump consistent hash precomputed
  * by the builder for every value of the hash's high bits.

@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "parse.h"
+#include "dataplane/parse.h"
 
 #define ETH_HLEN 14 /* dst MAC, src MAC, ethertype */
 #define VLAN_HLEN 4 /* TCI + the next ethertype */

@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "counters.h"
-#include "hash.h"
+#include "dataplane/counters.h"
+#include "dataplane/hash.h"
 
 /* lb_parse() return values besides the enum lb_drop_reason codes (all > 0). */
 #define LB_PARSE_OK 0

@@ -18,14 +18,14 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
-#include "encap.h"
-#include "flow_state.h"
-#include "frag_out.h"
-#include "l2.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "pipeline_internal.h"
-#include "pmtu.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_state.h"
+#include "dataplane/frag_out.h"
+#include "dataplane/l2.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/pipeline_internal.h"
+#include "dataplane/pmtu.h"
 
 uint32_t
 lb_pipeline_ms_to_ticks(uint32_t ms, uint64_t ticks_per_s)

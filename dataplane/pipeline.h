@@ -14,15 +14,15 @@
 
 #include <rte_mbuf.h>
 
-#include "counters.h"
-#include "flow_guard.h"
-#include "flow_table.h"
-#include "frag_out.h"
-#include "frag_table.h"
-#include "icmp_limit.h"
-#include "pmtu.h"
-#include "sketch.h"
-#include "snapshot.h"
+#include "dataplane/counters.h"
+#include "dataplane/flow_guard.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/frag_out.h"
+#include "dataplane/frag_table.h"
+#include "dataplane/icmp_limit.h"
+#include "dataplane/pmtu.h"
+#include "dataplane/sketch.h"
+#include "dataplane/snapshot.h"
 
 #define LB_BURST 32
 

@@ -14,11 +14,11 @@
 
 #include <rte_mbuf.h>
 
-#include "encap.h"
-#include "l2.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "pmtu.h"
+#include "dataplane/encap.h"
+#include "dataplane/l2.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/pmtu.h"
 
 /* Slow paths, in pipeline_slow.c. */
 struct pkt_state;

@@ -14,14 +14,14 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "encap.h"
-#include "flow_state.h"
-#include "frag_out.h"
-#include "spray.h"
-#include "l2.h"
-#include "parse.h"
-#include "pipeline_internal.h"
-#include "pmtu.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_state.h"
+#include "dataplane/frag_out.h"
+#include "dataplane/spray.h"
+#include "dataplane/l2.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline_internal.h"
+#include "dataplane/pmtu.h"
 
 /*
  * Answer a packet too big for the tunnel with ICMP, in place: 0, or the drop

@@ -5,9 +5,9 @@
  * per packet (per datagram for fragments) and never touches the flow table,
  * so nothing pins it; any other key of the VIP takes the usual path.
  */
-#include "override.h"
-#include "pipeline_internal.h"
-#include "spray.h"
+#include "dataplane/override.h"
+#include "dataplane/pipeline_internal.h"
+#include "dataplane/spray.h"
 
 bool
 lb_pipeline_spray(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf *m,

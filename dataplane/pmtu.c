@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "pmtu.h"
+#include "dataplane/pmtu.h"
 
 #define ETH_HLEN 14
 #define VLAN_HLEN 4

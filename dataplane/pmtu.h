@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "snapshot.h"
+#include "dataplane/snapshot.h"
 
 #define LB_PMTU_AGE_MS 600000u /* a learned MTU is forgotten after 10 minutes (RFC 1191 §6.3) */
 #define LB_PMTU_MIN4 576u      /* smaller IPv4 outer MTUs are ignored (RFC 791, RFC 1191 §3) */

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "pmtu.h"
+#include "dataplane/pmtu.h"
 
 struct lb_pmtu_table *
 lb_pmtu_create(uint32_t age_ticks)

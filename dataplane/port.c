@@ -14,9 +14,9 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include "pipeline.h"
-#include "port.h"
-#include "port_caps.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/port.h"
+#include "dataplane/port_caps.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024

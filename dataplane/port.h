@@ -15,7 +15,7 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
-#include "port_caps.h"
+#include "dataplane/port_caps.h"
 
 /**
  * Configure and start one port with n_queues RX/TX queue pairs, the MTU and

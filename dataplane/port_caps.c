@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "port_caps.h"
+#include "dataplane/port_caps.h"
 
 uint16_t
 lb_port_caps_max_mtu(const struct rte_eth_dev_info *info)

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "sketch.h"
+#include "dataplane/sketch.h"
 
 /* Set of a candidate: multiply-shift of the VIP-folded hash (its low bits are the rows'). */
 static inline uint32_t

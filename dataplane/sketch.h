@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash.h"
-#include "snapshot.h"
+#include "dataplane/hash.h"
+#include "dataplane/snapshot.h"
 
 /* A heavy-key candidate of one window on one core. */
 struct lb_sketch_cand {

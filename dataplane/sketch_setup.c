@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sketch.h"
+#include "dataplane/sketch.h"
 
 /* Fixed seed: the sampling gaps only have to be irregular, not secret (a
  * client cannot see a core's packet count to aim at it). */

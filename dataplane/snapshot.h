@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hash.h"
-#include "override.h"
+#include "dataplane/hash.h"
+#include "dataplane/override.h"
 
 /* Limits shared by the config model and the per-core counter arrays. */
 #define LB_MAX_VIPS 1024

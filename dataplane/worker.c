@@ -11,8 +11,8 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
-#include "frag_table.h"
-#include "worker.h"
+#include "dataplane/frag_table.h"
+#include "dataplane/worker.h"
 
 volatile bool lb_worker_test_stall[RTE_MAX_LCORE];
 

@@ -12,7 +12,7 @@
 #include <rte_ethdev.h>
 #include <rte_rcu_qsbr.h>
 
-#include "pipeline.h"
+#include "dataplane/pipeline.h"
 
 /* Which ports a worker reads and where its output goes; shared, read-only. */
 struct lb_io_conf {

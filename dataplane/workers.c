@@ -16,11 +16,11 @@
 #include <rte_random.h>
 #include <rte_rcu_qsbr.h>
 
-#include "../control/config.h"
-#include "flow_table.h"
-#include "sketch.h"
-#include "worker.h"
-#include "workers.h"
+#include "control/model/config.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/sketch.h"
+#include "dataplane/worker.h"
+#include "dataplane/workers.h"
 
 static unsigned int
 tick_shift_for(uint64_t hz)

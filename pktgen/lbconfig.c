@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "../control/config.h"
+#include "control/model/config.h"
 #include "lbconfig.h"
 
 /* The config's VIPs and backends into o; -1 with err when spillgen's tables are too small. */

@@ -2,7 +2,7 @@
 /*
  * spillgen's reading of the balancer's own configuration file (--lb-config,
  * or the scenario's "lb_config"): the file is judged by spillwayd's loader
- * (control/config.c), so spillgen understands exactly what the daemon does;
+ * (control/model/config.c), so spillgen understands exactly what the daemon does;
  * its VIPs, backends, weights and GUE port then go into struct sg_opts.
  */
 #ifndef SG_LBCONFIG_H

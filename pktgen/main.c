@@ -31,7 +31,7 @@
 #include "analysis.h"
 #include "clock.h"
 #include "gen.h"
-#include "memif_gate.h"
+#include "dataplane/memif_gate.h"
 #include "options.h"
 #include "pace.h"
 #include "report.h"

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "hash.h"
+#include "dataplane/hash.h"
 
 #define SG_ETH_HLEN 14
 #define SG_STAMP_LEN 18

@@ -14,8 +14,9 @@ cc=("$@")
 pkgs=(libdpdk jansson)
 pkg-config --exists libbpf && pkgs+=(libbpf)
 read -ra deps <<<"$(pkg-config --cflags "${pkgs[@]}" | sed 's/-I/-isystem /g')"
-# The build's include path: the two module folders.
-flags=(-std=gnu11 -D_GNU_SOURCE -I"$root/dataplane" -I"$root/control" -Wall -Wextra -Werror
+# The build's include path: the repository root (every project include is
+# written from it), plus the two module folders for pktgen/ and bpf/ headers.
+flags=(-std=gnu11 -D_GNU_SOURCE -I"$root" -I"$root/dataplane" -I"$root/control" -Wall -Wextra -Werror
 	-Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat-security -Wundef -Wvla)
 # gcc-only, as in meson.build's get_supported_arguments.
 if "${cc[@]}" -Werror -Wno-format-truncation -x c -c /dev/null -o /dev/null 2>/dev/null; then

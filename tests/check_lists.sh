@@ -16,7 +16,7 @@ probes=(
 	tests/unit/test_hash.c
 	tests/integration/test_restart.sh
 	dataplane/parse.c
-	control/persist.c
+	control/base/persist.c
 	pktgen/gen.c
 	control/spillctl/conn.c
 )

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../control/maglev_build.h"
-#include "../../dataplane/hash.h"
-#include "../../dataplane/snapshot.h"
+#include "control/build/maglev_build.h"
+#include "dataplane/hash.h"
+#include "dataplane/snapshot.h"
 #include "../support/median.h"
 #include "bench_json.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../dataplane/override.h"
+#include "dataplane/override.h"
 
 #define PICKS (1u << 22)
 #define ROUNDS 7

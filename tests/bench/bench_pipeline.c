@@ -54,12 +54,12 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include "config.h"
-#include "flow_table.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "sketch.h"
-#include "snapshot_build.h"
+#include "control/model/config.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/sketch.h"
+#include "control/build/snapshot_build.h"
 
 #include "eal.h"
 #include "median.h"

@@ -12,8 +12,8 @@
 
 #include <rte_mbuf.h>
 
-#include "pipeline.h"
-#include "snapshot.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/snapshot.h"
 
 #define FRAME_LEN 64 /* Ethernet 14 + IPv4 20 + TCP 20 + 10 bytes of data */
 #define ROUNDS 7     /* timed rounds per case; the median is reported */

@@ -12,13 +12,13 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#include "counters.h"
-#include "encap.h"
-#include "flow_table.h"
-#include "hash.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "snapshot.h"
+#include "dataplane/counters.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/hash.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/snapshot.h"
 
 #include "bench_pipeline.h"
 

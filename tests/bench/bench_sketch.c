@@ -30,8 +30,8 @@
 #include <rte_log.h>
 #include <rte_member.h>
 
-#include "hash.h"
-#include "sketch.h"
+#include "dataplane/hash.h"
+#include "dataplane/sketch.h"
 
 #include "eal.h"
 #include "flow_key.h"

@@ -18,9 +18,9 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "fuzz.h"
-#include "snapshot_build.h"
+#include "control/build/snapshot_build.h"
 
 /*
  * Maglev tables cost 2 bytes per slot per VIP and time linear in that; the

@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "flow_state.h"
-#include "flow_table.h"
+#include "dataplane/flow_state.h"
+#include "dataplane/flow_table.h"
 #include "fuzz.h"
 
 #define N_FLOWS 24

@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "frag_table.h"
+#include "dataplane/frag_table.h"
 #include "fuzz.h"
-#include "hash.h"
+#include "dataplane/hash.h"
 
 #define N_DGRAMS 24
 #define CAPACITY 16

@@ -41,13 +41,13 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "config.h"
-#include "encap.h"
-#include "flow_table.h"
+#include "control/model/config.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_table.h"
 #include "fuzz.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "snapshot_build.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "control/build/snapshot_build.h"
 
 #define POOL_SIZE 255
 #define MAX_FRAME 9216 /* jumbo; longer inputs are cut */

@@ -22,10 +22,10 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "fuzz.h"
-#include "rpc.h"
-#include "snapshot_build.h"
+#include "control/rpc/rpc.h"
+#include "control/build/snapshot_build.h"
 
 /* Small tables: every applied change rebuilds the snapshot. */
 static const char g_initial[] =

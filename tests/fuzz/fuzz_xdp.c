@@ -47,8 +47,8 @@
 #include <bpf/libbpf.h>
 
 #include "fuzz.h"
-#include "parse.h"
-#include "xsk_steer_loader.h"
+#include "dataplane/parse.h"
+#include "bpf/xsk_steer_loader.h"
 
 #define ETH_HLEN_MIN 14 /* BPF_PROG_TEST_RUN refuses shorter XDP input */
 #define FRAME_MAX 1514  /* a standard frame: well inside what XDP test runs accept */
@@ -65,7 +65,7 @@
  *
  * K_FRAG_PORT_VIP: a fragment to an address whose VIPs all have ports passes (PASS_FRAGMENT)
  *   here, because this harness's map has no fragments-only entry (spillwayd adds one per such
- *   address, control/xdp_sync.c); the data path would take it (fragment index).
+ *   address, control/hooks/xdp_sync.c); the data path would take it (fragment index).
  */
 enum known { K_NONE, K_FRAG_PORT_VIP, K_MAX };
 static const char *const known_name[K_MAX] = {"none", "frag_port_vip"};

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "clock.h"
-#include "health_encap.h"
-#include "health_encap_pkt.h"
-#include "loop.h"
+#include "control/base/clock.h"
+#include "control/health/health_encap.h"
+#include "control/health/health_encap_pkt.h"
+#include "control/base/loop.h"
 
 #define MAX_PROBES 64
 

@@ -64,7 +64,7 @@ MIN_COUNT = 100       # a window whose busiest backend got fewer is not judged
                       # (the normal approximation below needs counts)
 
 
-# The planner's replica counts (control/hot_plan.c, lb_hotkey_rung).
+# The planner's replica counts (control/hot/hot_plan.c, lb_hotkey_rung).
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 
 

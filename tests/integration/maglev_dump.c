@@ -25,9 +25,9 @@
 
 #include <jansson.h>
 
-#include "../../control/maglev_build.h"
-#include "../../dataplane/hash.h"
-#include "../../dataplane/snapshot.h"
+#include "control/build/maglev_build.h"
+#include "dataplane/hash.h"
+#include "dataplane/snapshot.h"
 
 static void
 die(const char *msg)

@@ -8,7 +8,7 @@ flow must get, so a test can check the daemon against something other than
 the daemon. Written from the Maglev paper (Eisenbud et al., NSDI 2016, section
 3.4, "Maglev hashing": offset/skip permutations, each backend in turn takes
 its next preferred free slot) and spillway's documented contract
-(docs/architecture.md "Maglev choice", control/maglev_build.h):
+(docs/architecture.md "Maglev choice", control/build/maglev_build.h):
 
 - members: the VIP's backends with state "active" and weight > 0 (draining,
   down and weight-0 backends are listed but hold no slot);

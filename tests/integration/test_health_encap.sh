@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The "via encap" health probe transport on its own (control/health_encap.c,
+# The "via encap" health probe transport on its own (control/health/health_encap.c,
 # driven by health_encap_tool as the health runner drives it), against real
 # backends in network namespaces, without spillwayd:
 #

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "hash.h"
+#include "dataplane/hash.h"
 
 /* Flow key number i: 10.0.0.0/8 + i : 1024 + i % 50000 -> 192.0.2.10:80, TCP. */
 void flow_key_make(struct lb_flow_key *k, uint32_t i);

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "bird_fixture.h"
-#include "config.h"
+#include "control/model/config.h"
 
 struct lb_snapshot *
 snap_of(const char *text)

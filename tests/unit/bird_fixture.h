@@ -10,7 +10,7 @@
 
 #include <pthread.h>
 
-#include "snapshot_build.h"
+#include "control/build/snapshot_build.h"
 
 #define ERR_LEN 256
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "config.h"
+#include "control/model/config.h"
 
 #include "config_fixture.h"
 

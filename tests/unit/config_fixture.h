@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "control/model/config.h"
 
 #define ERR_LEN 512
 

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../control/config.h"
-#include "../../control/hotkey.h"
+#include "control/model/config.h"
+#include "control/hot/hotkey.h"
 
 #define N_SIM 100u                     /* backends of the simulated VIP */
 #define HOT_HASH 0x5eed0fba11c0ffeeULL /* the simulated hot key */

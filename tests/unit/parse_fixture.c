@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
-#include "parse.h"
+#include "dataplane/hash.h"
+#include "dataplane/parse.h"
 
 #include "parse_fixture.h"
 

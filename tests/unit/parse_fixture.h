@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
-#include "parse.h"
+#include "dataplane/hash.h"
+#include "dataplane/parse.h"
 
 #define PKT_MAX 2048
 

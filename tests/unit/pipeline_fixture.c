@@ -22,11 +22,11 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "config.h"
-#include "encap.h"
-#include "flow_table.h"
-#include "pipeline.h"
-#include "snapshot_build.h"
+#include "control/model/config.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/pipeline.h"
+#include "control/build/snapshot_build.h"
 
 #include "eal.h"
 #include "pipeline_fixture.h"

@@ -14,10 +14,10 @@
 
 #include <rte_mbuf.h>
 
-#include "config.h"
-#include "hash.h"
-#include "pipeline.h"
-#include "snapshot.h"
+#include "control/model/config.h"
+#include "dataplane/hash.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/snapshot.h"
 
 #define FRAME_MAX 9100
 #define SEG_MAX 2048 /* data room of a default mbuf */

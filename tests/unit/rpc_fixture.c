@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
-#include "../../control/snapshot_build.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
+#include "control/build/snapshot_build.h"
 #include "rpc_fixture.h"
 
 /* ---- The fake daemon ---- */

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 
 #define ERR_LEN 512
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../control/server.h"
+#include "control/io/server.h"
 
 #define ERR_LEN 512
 #define WAIT_MS 3000 /* generous bound for anything that should be immediate */

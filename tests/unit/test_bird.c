@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "bird.h"
+#include "control/hooks/bird.h"
 #include "bird_fixture.h"
-#include "config.h"
+#include "control/model/config.h"
 
 static const char *
 pfx(const struct lb_bird_prefix *p, char *buf)

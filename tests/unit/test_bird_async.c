@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "bird.h"
+#include "control/hooks/bird.h"
 #include "bird_fixture.h"
-#include "loop.h"
+#include "control/base/loop.h"
 
 /* B and C announced (A withdrawn, C new). */
 #define CFG_BC                                                                                     \

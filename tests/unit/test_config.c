@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "control/model/config.h"
 
 #include "config_fixture.h"
 

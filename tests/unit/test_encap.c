@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/encap.h"
+#include "dataplane/encap.h"
 #include "../support/rng.h"
 
 /* ---- Byte helpers and the RFC 1071 checksum, written independently. ---- */

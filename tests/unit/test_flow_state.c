@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/flow_state.h"
+#include "dataplane/flow_state.h"
 #include "../support/rng.h"
 
 #define FULL 100000u

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/flow_table.h"
+#include "dataplane/flow_table.h"
 #include "../support/rng.h"
 
 /* Fixture: a 64-entry table (16 buckets) in *state. */

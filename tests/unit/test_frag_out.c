@@ -23,7 +23,7 @@
 #include <rte_mempool.h>
 
 #include "eal.h"
-#include "frag_out.h"
+#include "dataplane/frag_out.h"
 
 #define POOL_SIZE 256
 #define SEG 2048 /* the pool's data room after the headroom: the test's own figure */

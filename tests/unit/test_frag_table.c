@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/frag_table.h"
+#include "dataplane/frag_table.h"
 
 static const struct lb_hash_key hk = {0x0123456789abcdefull, 0xfedcba9876543210ull};
 

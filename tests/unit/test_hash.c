@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/hash.h"
+#include "dataplane/hash.h"
 #include "../support/isa.h"
 #include "../support/rng.h"
 

@@ -16,10 +16,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../control/config.h"
-#include "../../control/health.h"
-#include "../../control/health_probe.h"
-#include "../../dataplane/snapshot.h"
+#include "control/model/config.h"
+#include "control/health/health.h"
+#include "control/health/health_probe.h"
+#include "dataplane/snapshot.h"
 
 #define SEQ_MAX 9
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../control/health_sched.h"
+#include "control/health/health_sched.h"
 
 #define N 1000
 #define INTERVAL 1000u

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../control/snapshot_build.h"
-#include "../../dataplane/override.h"
+#include "control/build/snapshot_build.h"
+#include "dataplane/override.h"
 #include "../support/rng.h"
 #include "hotkey_fixture.h"
 

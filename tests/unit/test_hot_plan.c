@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/hotkey.h"
-#include "../../control/snapshot_build.h"
+#include "control/model/config.h"
+#include "control/hot/hotkey.h"
+#include "control/build/snapshot_build.h"
 #include "../support/rng.h"
 #include "hotkey_fixture.h"
 

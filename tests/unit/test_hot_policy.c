@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "../../control/hotkey.h"
-#include "../../control/snapshot_build.h"
-#include "../../control/state_text.h"
-#include "../../dataplane/sketch.h"
+#include "control/hot/hotkey.h"
+#include "control/build/snapshot_build.h"
+#include "control/model/state_text.h"
+#include "dataplane/sketch.h"
 #include "config_fixture.h"
 
 #define BASE                                                                                       \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Hot-key overrides through control/publish.c: a configuration change that
+ * Hot-key overrides through control/runtime/publish.c: a configuration change that
  * makes a replica of an override unusable (down, draining, weight 0, removed)
  * publishes a snapshot whose override table already lacks it and holds as many
  * replicas as before, the controller agreeing; no window runs in between.
@@ -16,12 +16,12 @@
 #include <cmocka.h>
 #include <rte_rcu_qsbr.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "config_fixture.h"
 #include "eal.h"
-#include "hotkey.h"
-#include "override.h"
-#include "publish.h"
+#include "control/hot/hotkey.h"
+#include "dataplane/override.h"
+#include "control/runtime/publish.h"
 
 #define N_CORES 2
 #define N_BE 10
@@ -67,7 +67,7 @@ apply(struct lb_config *cfg)
 static int
 setup(void **state)
 {
-	struct lb_control_params p = {0};
+	struct lb_publish_params p = {0};
 	size_t sz = rte_rcu_qsbr_get_memsize(N_CORES);
 
 	(void)state;

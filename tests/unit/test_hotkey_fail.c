@@ -18,10 +18,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../control/config.h"
-#include "../../control/hotkey.h"
-#include "../../control/snapshot_build.h"
-#include "../../dataplane/override.h"
+#include "control/model/config.h"
+#include "control/hot/hotkey.h"
+#include "control/build/snapshot_build.h"
+#include "dataplane/override.h"
 #include "hotkey_fixture.h"
 
 #define P_HOT 0.08
@@ -96,7 +96,7 @@ assert_usable_in(const struct lb_snapshot *s, const struct lb_hot_override *o)
 }
 
 /* The override table of a snapshot built from cfg with the controller's
- * overrides as they are now (what control/publish.c lays in). */
+ * overrides as they are now (what control/runtime/publish.c lays in). */
 static struct lb_snapshot *
 build_with(const struct lb_config *cfg, const struct lb_hotkey *h, uint64_t gen)
 {

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "../../control/loop.h"
+#include "control/base/loop.h"
 
 /* What a callback saw, and what it does to the loop when called. */
 struct probe {

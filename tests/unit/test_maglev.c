@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "../../control/maglev_build.h"
-#include "../../dataplane/hash.h"
-#include "../../dataplane/snapshot.h"
+#include "control/build/maglev_build.h"
+#include "dataplane/hash.h"
+#include "dataplane/snapshot.h"
 #include "../support/isa.h"
 #include "../support/rng.h"
 

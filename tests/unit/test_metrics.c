@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the Prometheus rendering (control/metrics.c): a small fixed
+ * Unit tests for the Prometheus rendering (control/io/metrics.c): a small fixed
  * stats document, hot_list document and request counts against the text
  * written out by hand from the exposition format (version 0.0.4); label
  * escaping; the size bound; the argument checks.
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../control/metrics.h"
+#include "control/io/metrics.h"
 
 /* One worker (lcore 1), one VIP with one backend; numbers chosen so every
  * value is exact in text. */

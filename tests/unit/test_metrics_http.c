@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the metrics endpoint's sockets (control/metrics_http.c) on
- * loopback, driven by the control loop (control/loop.c) in this thread: GET
+ * Unit tests for the metrics endpoint's sockets (control/io/metrics_http.c) on
+ * loopback, driven by the control loop (control/base/loop.c) in this thread: GET
  * and HEAD of /metrics get the render callback's text, everything else its
  * error status (and the count of it); an oversized request gets 431, a
  * silent one 408 after the idle ticks, connections past the limit 503; the
@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/loop.h"
-#include "../../control/metrics_http.h"
+#include "control/base/loop.h"
+#include "control/io/metrics_http.h"
 
 static const char body[] = "spillway_build_info{version=\"t\"} 1\n";
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../dataplane/override.h"
+#include "dataplane/override.h"
 #include "../support/rng.h"
 
 #define FLOWS 200000

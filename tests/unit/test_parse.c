@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "parse.h"
+#include "dataplane/parse.h"
 
 #include "parse_fixture.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "parse.h"
+#include "dataplane/parse.h"
 
 #include "parse_fixture.h"
 

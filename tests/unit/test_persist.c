@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-#include "../../control/persist.h"
+#include "control/base/persist.h"
 
 #define ERR_LEN 512
 

@@ -18,9 +18,9 @@
 
 #include <rte_mbuf.h>
 
-#include "encap.h"
-#include "flow_table.h"
-#include "pipeline.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/pipeline.h"
 
 #include "pipeline_fixture.h"
 

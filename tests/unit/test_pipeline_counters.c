@@ -18,13 +18,13 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
-#include "parse.h"
-#include "pipeline.h"
-#include "sketch.h"
-#include "snapshot.h"
+#include "dataplane/hash.h"
+#include "dataplane/parse.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/sketch.h"
+#include "dataplane/snapshot.h"
 
-#include "../../control/hot_window.h"
+#include "control/runtime/hot_window.h"
 #include "pipeline_fixture.h"
 
 /* --- tests --------------------------------------------------------------- */

@@ -18,8 +18,8 @@
 
 #include <rte_mbuf.h>
 
-#include "icmp_limit.h"
-#include "pipeline.h"
+#include "dataplane/icmp_limit.h"
+#include "dataplane/pipeline.h"
 
 #include "pipeline_fixture.h"
 

@@ -16,9 +16,9 @@
 
 #include <rte_mbuf.h>
 
-#include "config.h"
-#include "encap.h"
-#include "pipeline.h"
+#include "control/model/config.h"
+#include "dataplane/encap.h"
+#include "dataplane/pipeline.h"
 
 #include "pipeline_fixture.h"
 

@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "flow_table.h"
-#include "pipeline.h"
-#include "snapshot.h"
+#include "control/model/config.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/snapshot.h"
 
 #include "pipeline_fixture.h"
 

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "pipeline.h"
-#include "pmtu.h"
-#include "stats.h"
+#include "dataplane/pipeline.h"
+#include "dataplane/pmtu.h"
+#include "control/io/stats.h"
 
 #include "pipeline_fixture.h"
 

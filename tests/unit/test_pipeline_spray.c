@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "flow_table.h"
-#include "frag_table.h"
-#include "parse.h"
+#include "dataplane/flow_table.h"
+#include "dataplane/frag_table.h"
+#include "dataplane/parse.h"
 #include "pipeline_fixture.h"
-#include "snapshot_build.h"
+#include "control/build/snapshot_build.h"
 
 /* VIP 0: UDP per_packet, 5-tuple key, backends 0-3. VIP 1: the same but spread (4-7). */
 static const char *const spray_vips =

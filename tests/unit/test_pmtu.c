@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "pmtu.h"
+#include "dataplane/pmtu.h"
 
 #define AGE 1000u
 #define NOW 5000u

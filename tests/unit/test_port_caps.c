@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "port_caps.h"
+#include "dataplane/port_caps.h"
 
 /* The data room of a default mbuf after its headroom (RTE_MBUF_DEFAULT_BUF_SIZE). */
 #define ROOM 2048u

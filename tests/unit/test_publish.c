@@ -21,10 +21,10 @@
 #include <cmocka.h>
 #include <rte_rcu_qsbr.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "config_fixture.h"
 #include "eal.h"
-#include "publish.h"
+#include "control/runtime/publish.h"
 
 #define N_CORES 2
 #define STALLED 0 /* the thread id (and core index) that never reports */
@@ -77,7 +77,7 @@ change(uint32_t w)
 static int
 setup(void **state)
 {
-	struct lb_control_params p = {0};
+	struct lb_publish_params p = {0};
 	char err[256];
 	size_t sz = rte_rcu_qsbr_get_memsize(N_CORES);
 

@@ -21,10 +21,10 @@
 #include <jansson.h>
 #include <rte_rcu_qsbr.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "config_fixture.h"
 #include "eal.h"
-#include "publish.h"
+#include "control/runtime/publish.h"
 
 #define CFG                                                                                        \
 	"{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": \"02:00:00:00:00:01\"},"      \
@@ -140,7 +140,7 @@ static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct lb_control_params p = {0};
+	struct lb_publish_params p = {0};
 	size_t sz = rte_rcu_qsbr_get_memsize(1);
 	char err[256];
 	int fd;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the control socket's request dispatch (control/rpc.c)
+ * Unit tests for the control socket's request dispatch (control/rpc/rpc.c)
  * against the fake daemon of rpc_fixture.c: one row per rejected envelope,
  * ids, notifications, the size and batch limits, a failing apply, and
  * batches as transactions (all applied with one apply, or nothing).
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 /* ---- Rejections of the envelope: one row each; nothing may change. ---- */

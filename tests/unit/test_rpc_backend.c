@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests for the backend_* methods of the control socket
- * (control/rpc_backend.c) against the fake daemon of rpc_fixture.c: one row
+ * (control/rpc/rpc_backend.c) against the fake daemon of rpc_fixture.c: one row
  * per rejected call, the results of backend_add, backend_remove and
  * backend_set, and the limits on backends.
  */
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 /* 63 bytes, every byte a backend name may hold; and 64, one more than allowed. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for drain and undrain (control/rpc_drain.c) against the fake
+ * Unit tests for drain and undrain (control/rpc/rpc_drain.c) against the fake
  * daemon of rpc_fixture.c: without an announcer -32603; with one, the op's
  * document; never in a batch.
  */
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 static int drain_calls;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests for the hot_* methods of the control socket
- * (control/rpc_hot.c) against the fake daemon of rpc_fixture.c with fake
+ * (control/rpc/rpc_hot.c) against the fake daemon of rpc_fixture.c with fake
  * hot-key ops that record each call: one row per rejection, per valid pin
  * and its flow key, and per daemon errno; the results of hot_list,
  * hot_events and hot_set; the methods without the ops; and batches.
@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 /* ---- Hot-key fakes: record each call, answer canned JSON or the rc set. ---- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests for the read-only methods of the control socket and
- * config_save (control/rpc_query.c) against the fake daemon of
+ * config_save (control/rpc/rpc_query.c) against the fake daemon of
  * rpc_fixture.c: one row per rejected call, version, stats, the published
  * Maglev table, config_get and config_save.
  */
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 /* ---- Rejections: one row each; nothing may change. ---- */

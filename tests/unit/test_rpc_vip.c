@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the vip_* methods of the control socket (control/rpc_vip.c)
+ * Unit tests for the vip_* methods of the control socket (control/rpc/rpc_vip.c)
  * against the fake daemon of rpc_fixture.c: one row per rejected VIP
  * reference or object, the results of vip_list, vip_get, vip_add and
  * vip_remove, and the limits on VIPs and on all Maglev tables together.
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "../../control/config.h"
-#include "../../control/rpc.h"
+#include "control/model/config.h"
+#include "control/rpc/rpc.h"
 #include "rpc_fixture.h"
 
 /* ---- Rejections: one row each; nothing may change. ---- */

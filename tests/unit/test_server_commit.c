@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "../../control/server.h"
+#include "control/io/server.h"
 
 #define WAIT_MS 5000
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for the control socket's file (control/server_file.c, through
+ * Unit tests for the control socket's file (control/io/server_file.c, through
  * lb_server_create/destroy and lb_server_check_path): mode whatever the
  * umask, group, a symlink swapped in after bind(), the longest path, stale,
  * live and not-a-socket files at the path, bad paths, removal on destroy.

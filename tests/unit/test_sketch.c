@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
-#include "sketch.h"
+#include "dataplane/hash.h"
+#include "dataplane/sketch.h"
 
 #include "flow_key.h"
 #include "rng.h"

@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "control/model/config.h"
 #include "config_fixture.h"
-#include "override.h"
-#include "snapshot_build.h"
+#include "dataplane/override.h"
+#include "control/build/snapshot_build.h"
 
 #define CFG                                                                                        \
 	"{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": \"02:00:00:00:00:01\"},"      \

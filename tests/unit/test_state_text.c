@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "state_text.h"
+#include "control/model/config.h"
+#include "control/model/state_text.h"
 
 #include "config_fixture.h"
 

@@ -18,8 +18,8 @@
 #include <jansson.h>
 
 #include "config_fixture.h"
-#include "stats.h"
-#include "telemetry.h"
+#include "control/io/stats.h"
+#include "control/io/telemetry.h"
 
 static const char cfg_sq[] =
         "{'encap': {'source_v4': '10.0.0.1', 'source_v6': 'fd00::1',"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * control/xdp_sync.c: the XDP VIP map follows the published snapshots. The
+ * control/hooks/xdp_sync.c: the XDP VIP map follows the published snapshots. The
  * steering program is loaded (test mode) and attached to lo in a private
  * network namespace, as DPDK's af_xdp PMD would attach it to a NIC; the hooks
  * are driven with snapshots built from configurations, and after every step
@@ -28,10 +28,10 @@
 #include <bpf/libbpf.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "snapshot_build.h"
-#include "xdp_sync.h"
-#include "xsk_steer_loader.h"
+#include "control/model/config.h"
+#include "control/build/snapshot_build.h"
+#include "control/hooks/xdp_sync.h"
+#include "bpf/xsk_steer_loader.h"
 
 static struct lb_xsk_steer *g_prog;
 static int g_lo;

@@ -26,7 +26,7 @@
 #include <bpf/libbpf.h>
 #include <cmocka.h>
 
-#include "xsk_steer_loader.h"
+#include "bpf/xsk_steer_loader.h"
 
 #define PKT_MAX 512
 #define SKIP_RC 77

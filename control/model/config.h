@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The configuration model: one JSON document (the same shapes the control
+ * socket takes), validated field by field into plain structs. Every rejection
+ * names the field's path ("vips[2].backends[0].address") and the reason.
+ */
+#ifndef LB_CONFIG_H
+#define LB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "dataplane/snapshot.h"
+#include "control/health/health_probe.h"
+
+#define LB_NAME_MAX 64
+#define LB_SEED_MAX 256
+#define LB_FLOW_DEFAULT_CAPACITY (1u << 20) /* entries per worker core */
+#define LB_FLOW_DEFAULT_TCP_IDLE_MS 300000u
+#define LB_FLOW_DEFAULT_UDP_IDLE_MS 30000u
+#define LB_FLOW_DEFAULT_SYN_IDLE_MS 5000u      /* an entry not yet confirmed */
+#define LB_FLOW_DEFAULT_CLOSING_IDLE_MS 10000u /* after a FIN or RST */
+#define LB_FLOW_DEFAULT_NEW_FLOW_BURST 10000u
+#define LB_HOT_WEIGHT_PACKETS 0
+#define LB_HOT_WEIGHT_BYTES 1
+#define LB_HOT_SAMPLE_AUTO (-1) /* chosen per core from its measured packet rate */
+#define LB_HOT_SAMPLE_MAX 8
+#define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
+
+struct lb_cfg_backend {
+	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
+	union lb_ip addr;
+	uint8_t af;
+	uint8_t state; /* enum lb_backend_state */
+	uint16_t id;   /* registry slot (lb_snapshot.backends index) */
+	uint16_t gen;  /* generation of that slot */
+	uint32_t weight;
+	/* The backend's own health object (NULL: the VIP's applies), owned, and
+	 * a digest of its content (0: none) so copies compare without it. */
+	struct lb_health_conf *health;
+	uint64_t health_digest;
+	/* Runtime, never written out: the state health checks give the backend
+	 * in the snapshot (0: none, else LB_BACKEND_DOWN or _DRAINING); laid in
+	 * by the health runner before every build. */
+	uint8_t health_out;
+};
+
+struct lb_cfg_vip {
+	union lb_ip addr;
+	uint8_t af;
+	uint8_t proto;    /* IPPROTO_TCP / IPPROTO_UDP */
+	uint16_t port;    /* host byte order; 0 = any port */
+	uint8_t key_mode; /* enum lb_key_mode */
+	uint8_t encap;    /* enum lb_encap_type */
+	uint8_t hot_mode; /* enum lb_hot_mode */
+	uint16_t id;      /* stable VIP id (counter index) */
+	uint32_t n_backends;
+	struct lb_cfg_backend *backends;
+	struct lb_health_conf *health; /* default for its backends; NULL: none */
+	uint64_t health_digest;
+};
+
+struct lb_config {
+	struct lb_encap_conf encap;
+	char seed[LB_SEED_MAX];
+	uint32_t table_size;
+	struct {
+		uint32_t capacity; /* entries per worker */
+		uint32_t tcp_idle_ms;
+		uint32_t udp_idle_ms;
+		uint32_t syn_idle_ms;     /* lifetime of an entry not yet confirmed */
+		uint32_t closing_idle_ms; /* lifetime after a FIN or RST */
+		uint32_t new_flow_rate;   /* new entries per second per core; 0 = unlimited */
+		uint32_t new_flow_burst;  /* the rate guard's bucket size */
+	} flows;
+	struct {
+		uint32_t rate_per_sec; /* generated ICMP errors per second per core */
+		uint32_t burst;        /* token bucket depth per core */
+	} icmp;
+	struct {
+		bool enabled;
+		uint32_t window_ms;
+		double threshold;
+		double epsilon;
+		uint8_t weight; /* LB_HOT_WEIGHT_PACKETS or _BYTES: sketch and loads alike */
+		int8_t sample;  /* sampling shift 0..LB_HOT_SAMPLE_MAX, or LB_HOT_SAMPLE_AUTO */
+		double threshold_low;    /* demote below this (default threshold / 2) */
+		uint32_t demote_windows; /* ... for this many windows (default 5) */
+		double ewma_alpha;       /* weight of the newest window (default 0.5) */
+		double margin;           /* plans stay this fraction under the cap (default 0.05) */
+	} hot;
+	uint32_t n_vips;
+	struct lb_cfg_vip *vips;
+};
+
+/**
+ * Validate a parsed JSON document into a new config. Ids are assigned in
+ * document order (VIP i gets id i; backends numbered consecutively, gen 1).
+ *
+ * @return the config, or NULL with a one-line "path: reason" message in err.
+ */
+struct lb_config *lb_config_from_json(const json_t *root, char *err, size_t errlen);
+
+/** Read and validate a file; NULL with "FILE: ..." or "path: reason" in err. */
+struct lb_config *lb_config_load_file(const char *path, char *err, size_t errlen);
+
+/**
+ * The document form of a config (what the file and the socket take): complete,
+ * or NULL if an allocation failed (never a document with a part missing).
+ */
+json_t *lb_config_to_json(const struct lb_config *cfg);
+
+void lb_config_free(struct lb_config *cfg);
+
+/** Backend memberships over all VIPs (what LB_MAX_BACKENDS limits). */
+uint32_t lb_config_backend_count(const struct lb_config *cfg);
+
+/** Text form of an address ("192.0.2.1", "fd00::1"); buf at least 46 bytes. */
+const char *lb_ip_to_str(uint8_t af, const union lb_ip *ip, char *buf, size_t len);
+
+/** Parse an IPv4 or IPv6 address; returns 0 and sets *af, or -EINVAL. */
+int lb_ip_from_str(const char *s, uint8_t *af, union lb_ip *ip);
+
+/** The identity a backend's Maglev permutation derives from: name, else address. */
+const char *lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len);
+
+/*
+ * Pieces of the loader for the control socket, which takes the same VIP and
+ * backend objects and must judge them by the same rules and messages.
+ */
+
+/**
+ * Validate one VIP object (the shape of an element of "vips") against cfg:
+ * the encap sources it needs, and the LB_MAX_BACKENDS budget that cfg's own
+ * backends already use. Does not check that the VIP is new. Messages name
+ * fields under path ("" for none: "port: expected an integer, got a string").
+ * Its backends get ids after cfg's count; out->id is cfg->n_vips.
+ *
+ * @return 0 (out->backends is then the caller's), -EINVAL for an invalid
+ *   field, -ENOSPC for too many backends, -ENOMEM; err says which field.
+ */
+int lb_config_vip_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                            struct lb_cfg_vip *out, char *err, size_t errlen);
+
+/**
+ * Validate one backend object ("address", "weight", "name", "state") against
+ * cfg's encap sources; defaults as in the file (weight 1, active).
+ *
+ * @return 0, or -EINVAL with "path.field: reason" in err.
+ */
+int lb_config_backend_from_json(const struct lb_config *cfg, const json_t *o, const char *path,
+                                struct lb_cfg_backend *out, char *err, size_t errlen);
+
+/** The document form of one VIP (with its backends), as in lb_config_to_json; NULL likewise. */
+json_t *lb_config_vip_to_json(const struct lb_cfg_vip *v);
+
+/** The document form of one backend; "name" only if set; NULL likewise. */
+json_t *lb_config_backend_to_json(const struct lb_cfg_backend *b);
+
+/**
+ * The health object that applies to backend b of VIP v: b's own, else v's,
+ * else NULL (not checked).
+ */
+const struct lb_health_conf *lb_cfg_backend_health(const struct lb_cfg_vip *v,
+                                                   const struct lb_cfg_backend *b);
+
+/**
+ * The state b takes in the snapshot: the operator's state unless health
+ * checks take an active backend out (health_out).
+ */
+uint8_t lb_cfg_backend_effective_state(const struct lb_cfg_backend *b);
+
+/** Free what b owns (its health object); b itself is the caller's. */
+void lb_cfg_backend_clear(struct lb_cfg_backend *b);
+
+/** Free what v owns (backends, health objects) and empty it; v itself is the caller's. */
+void lb_cfg_vip_clear(struct lb_cfg_vip *v);
+
+/**
+ * Read a health object at path ("vips[0].health"; a VIP's when vip, which
+ * alone may hold fail_open) with the defaults of health_probe.h filled in.
+ * A "via" without a registered transport is refused ("...via: encap: not
+ * available").
+ *
+ * @return 0, or -EINVAL with "path.field: reason" in err.
+ */
+int lb_config_health_from_json(const json_t *o, const char *path, bool vip,
+                               struct lb_health_conf *h, char *err, size_t errlen);
+
+/** The document form of a health object (every field); NULL if out of memory. */
+json_t *lb_config_health_to_json(const struct lb_health_conf *h, bool vip);
+
+/** A digest of what the document form holds; 0 for NULL, never 0 otherwise. */
+uint64_t lb_config_health_digest(const struct lb_health_conf *h);
+
+/** A malloc'd copy, or NULL (h NULL, or out of memory). */
+struct lb_health_conf *lb_config_health_dup(const struct lb_health_conf *h);
+
+/** A deep copy (ids included); NULL with errno ENOMEM. */
+struct lb_config *lb_config_clone(const struct lb_config *cfg);
+
+/** How a value's type is named in messages: "a string", "an integer", "null". */
+const char *lb_config_json_type(const json_t *v);
+
+/**
+ * The first member of object obj whose name is not in allowed (a NULL-ended
+ * list), or NULL if every member is allowed: how the configuration file and
+ * the control socket refuse unknown fields.
+ */
+const char *lb_config_unknown_key(const json_t *obj, const char *const *allowed);
+
+/**
+ * A VIP's hot_mode value (v, the member's JSON) for a VIP of protocol proto:
+ * "spread", "report", "off" or (UDP VIPs only) "per_packet" into *out;
+ * "per_packet" on any other protocol is refused (a TCP connection must stay on
+ * one backend). Messages name path.hot_mode ("hot_mode" for an empty path).
+ *
+ * @return 0, or -EINVAL with "path.hot_mode: reason" in err.
+ */
+int lb_config_hot_mode_from_json(const json_t *v, uint8_t proto, const char *path, uint8_t *out,
+                                 char *err, size_t errlen);
+
+/**
+ * The hot object's "weight" and "sample" members (absent: left as they are in
+ * cfg). @return 0, or -EINVAL with "hot.weight: ..." / "hot.sample: ..." in err.
+ */
+int lb_config_hot_policy_from_json(const json_t *hot, struct lb_config *cfg, char *err,
+                                   size_t errlen);
+
+/** The document form of hot.sample: "auto" or the shift; NULL if allocation failed. */
+json_t *lb_config_hot_sample_json(int8_t sample);
+
+#endif /* LB_CONFIG_H */
