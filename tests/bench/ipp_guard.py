@@ -126,6 +126,8 @@ def main():
     ap.add_argument("--keep", help="keep the callgrind files in this directory")
     a = ap.parse_args()
 
+    if a.update and not (a.compiler and a.optimization):
+        ap.error("--update needs --compiler and --optimization (the budgets' build)")
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         print("SKIP: valgrind is not installed (scripts/setup.sh installs it)")
@@ -233,8 +235,9 @@ def main():
     for f in failed:
         print("ipp_guard: FAIL: %s" % f)
     if failed:
-        print("ipp_guard: to accept a deliberate change: %s --update BENCH %s (see "
-              "docs/benchmarks.md)" % (sys.argv[0], a.budget))
+        print("ipp_guard: to accept a deliberate change (docs/benchmarks.md): %s --compiler %s "
+              "--optimization %s --update %s %s" % (sys.argv[0], a.compiler or "ID-VERSION",
+                                                    a.optimization or "LEVEL", a.bench, a.budget))
         return 1
     print("ipp_guard: %d cases within %.1f%% of their budgets" % (len(measured), 100 * margin))
     return 0
