@@ -13,7 +13,7 @@ PKGS=(
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libcmocka-dev
 	libbpf-dev libxdp-dev clang llvm clang-format bpftool libpcap-dev libclang-rt-14-dev
 	iproute2 iputils-ping tcpdump ethtool python3 python3-scapy bird2 frr prometheus
-	debhelper lintian dpkg-dev git file man-db libcap2-bin
+	debhelper lintian dpkg-dev git file man-db libcap2-bin valgrind
 )
 
 if [ "$(id -u)" -ne 0 ]; then
