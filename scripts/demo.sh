@@ -16,13 +16,17 @@
 # Everything it creates (namespaces, veths, processes) is removed at exit; the
 # plot and spillgen's results stay in a directory the script names.
 #
+# Needs root: as another user it re-executes itself through sudo when sudo is
+# installed (FLOWS and KEEP passed on), else says so in one line (exit 1).
+#
 #   FLOWS=N   flows per VIP (default 2000)
 #   KEEP=1    keep the work directory (pcaps, config, stats)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-./scripts/setup.sh
 . scripts/lib.sh
+spw_as_root "$ROOT/scripts/demo.sh" "FLOWS KEEP" "packages, network namespaces, DPDK" "$@"
+./scripts/setup.sh
 
 PY=/usr/bin/python3
 NS_LB=spw-demo-lb-$$
