@@ -45,9 +45,9 @@ from spillgen's --json results and spillwayd's final counters, checks:
   - backend shares of the VIPs without a hot key: new flows per backend
     (spillwayd's counters) within the same binomial intervals;
   - the hot phase: the hot key was promoted (its packets reached more than
-    one backend), its first full interval was over the cap (the key made a
-    backend hot) and a full interval of the phase came under the cap
-    (under_cap_delay_ms is not null). The last interval is not judged: a
+    one backend), the phase's first full interval was over the cap and a
+    full interval of the phase came under it (under_cap_delay_ms is not
+    null). How soon is printed, not judged, and so is the last interval: a
     long-lived Zipf flow is one connection and stays where it is.
 
 Either way the last line is the verdict: "demo part N: PASS (K checks)" or
