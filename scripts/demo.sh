@@ -193,11 +193,19 @@ else
 	fi
 fi
 
+# join SEPARATOR ITEMS...: the items with SEPARATOR between them.
+join() {
+	local sep=$1 out=
+	shift
+	for x in "$@"; do out=${out:+$out$sep}$x; done
+	echo "$out"
+}
 echo
 note=
-[ "${#skipped[@]}" -gt 0 ] && note="; $(IFS=';'; echo "${skipped[*]}")"
+[ "${#skipped[@]}" -gt 0 ] && note="; $(join '; ' "${skipped[@]}")"
 if [ "${#failed[@]}" -gt 0 ]; then
-	echo "demo: FAIL (${failed[*]} failed; passed: ${passed[*]:-none}$note)"
+	ok=$(join ', ' "${passed[@]}")
+	echo "demo: FAIL ($(join ', ' "${failed[@]}") failed; passed: ${ok:-none}$note)"
 	exit 1
 fi
-echo "demo: PASS (${passed[*]}$note)"
+echo "demo: PASS ($(join ', ' "${passed[@]}") passed$note)"
