@@ -4,15 +4,18 @@
 config, written as a pcap to replay through the net_pcap PMD.
 
 Usage: /usr/bin/python3 scripts/demo_traffic.py OUTDIR [--config FILE]
-           [--flows N] [--packets P] [--seed S] [--dst-mac MAC]
+           [--flows N] [--packets P] [--seed S] [--dst-mac MAC] [--no-vip K]
 
 Without --config it writes a demo config to OUTDIR/demo.json and uses it.
 Writes OUTDIR/in.pcap: N flows per VIP (random clients and ports), 1..P
-packets each, interleaved, every frame addressed to MAC (the receiving
-port's: spillwayd balances only frames to its port's MAC; the default is
-net_pcap port 0's, 02:70:63:61:70:00), and OUTDIR/in.json, what was sent:
-{"frames", "dst_mac", "vips": [{"flows", "packets", "keys"}]} (keys: the
-distinct flow keys of the VIP's key mode). Then e.g.:
+packets each, interleaved, plus K frames (default N / 10) to no VIP (TCP
+to 192.0.2.99:80 and to port 81 of the first TCP VIP's address), which
+spillwayd must drop and count as no_vip; every frame addressed to MAC (the
+receiving port's: spillwayd balances only frames to its port's MAC; the
+default is net_pcap port 0's, 02:70:63:61:70:00). And OUTDIR/in.json, what
+was sent: {"frames", "dst_mac", "expected_drops": {"no_vip": K},
+"vips": [{"flows", "packets", "keys"}]} (keys: the distinct flow keys of the
+VIP's key mode). Then e.g.:
 
   spillwayd --no-huge -m 512 --no-pci -l 0-1 \\
       --vdev=net_pcap0,rx_pcap=OUTDIR/in.pcap,tx_pcap=OUTDIR/out.pcap \\
@@ -79,6 +82,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dst-mac", default=PCAP_PORT0_MAC,
                     help="destination MAC of every frame (default %s)" % PCAP_PORT0_MAC)
+    ap.add_argument("--no-vip", type=int, help="frames to no VIP (default: flows / 10)")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.config:
@@ -122,13 +126,27 @@ def main():
                 t += r.random() * 0.01
         vsent["keys"] = len(keys)
         sent["vips"].append(vsent)
+    # Frames to no VIP: an address that is none, and a VIP address's other port.
+    tcp_vip = next((v["address"] for v in cfg["vips"] if v["protocol"] == "tcp" and v["port"] not in (0, 81)),
+                   None)
+    dests = [d for d in [("192.0.2.99", 80), (tcp_vip, 81)]
+             if d[0] and lbpcap.ip_version(d[0]) == 4 and lbpcap.find_vip(cfg, d[0], 6, d[1]) is None]
+    n_no_vip = (a.flows // 10 if a.no_vip is None else a.no_vip) if dests else 0
+    for k in range(n_no_vip):
+        dst, dport = dests[k % len(dests)]
+        src = str(ipaddress.IPv4Address((198 << 24) | (18 << 16) | r.getrandbits(17)))
+        ip = lbpcap.l4_packet(src, dst, 6, r.randrange(1024, 65536), dport, b"", tcp_flags="S",
+                              seq=r.getrandbits(32), ipid=r.getrandbits(16))
+        mac = "02:%02x:%02x:%02x:%02x:%02x" % tuple(r.getrandbits(8) for _ in range(5))
+        events.append((r.random(), len(events), lbpcap.eth_frame(ip, mac, a.dst_mac)))
+    sent["expected_drops"] = {"no_vip": n_no_vip} if n_no_vip else {}
     events.sort()
     sent["frames"] = len(events)
     with open(os.path.join(a.outdir, "in.json"), "w") as f:
         json.dump(sent, f, indent=1)
     lbpcap.write_pcap(os.path.join(a.outdir, "in.pcap"), [e[2] for e in events])
-    print("demo_traffic: %d packets, %d flows over %d VIPs -> %s (config %s)" % (
-        len(events), len(seen), len(cfg["vips"]), os.path.join(a.outdir, "in.pcap"), a.config))
+    print("demo_traffic: %d packets, %d flows over %d VIPs and %d frames to no VIP -> %s (config %s)" % (
+        len(events), len(seen), len(cfg["vips"]), n_no_vip, os.path.join(a.outdir, "in.pcap"), a.config))
 
 
 if __name__ == "__main__":
