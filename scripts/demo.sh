@@ -4,10 +4,12 @@
 #  1. run spillwayd on a veth pair between two network namespaces this script
 #     creates, send it generated traffic addressed to its port's MAC
 #     (thousands of flows over four VIPs, IPv4 and IPv6, TCP and UDP, IPIP and
-#     GUE), capture what comes back, print per-VIP, per-backend tables and
-#     judge them (scripts/demo_report.py: every frame received and forwarded,
-#     no drop, every flow and key at one backend, key shares within binomial
-#     intervals around the weights, counters equal to the capture);
+#     GUE, and a few frames to no VIP), capture what comes back, print
+#     per-VIP, per-backend tables and judge them (scripts/demo_report.py:
+#     every frame received, the frames to no VIP dropped as no_vip and every
+#     other one forwarded, every flow and key at one backend, key shares
+#     within binomial intervals around the weights, counters equal to the
+#     capture);
 #  2. drive spillwayd with spillgen over memif (pktgen/run-memif.sh): a steady
 #     Zipf phase, a hot key with 30% of the traffic, a rate step; print
 #     spillgen's per-backend table and the path of its load-over-time plot;
