@@ -23,6 +23,12 @@ REPORT = os.path.join(SRC, "scripts", "demo_report.py")
 LB = os.path.join(SRC, "pktgen", "scenarios", "lb.json")
 SCEN = os.path.join(SRC, "pktgen", "scenarios", "hotkey.json")
 
+try:
+    import scapy  # noqa: F401  (demo_report.py decodes with lbpcap, which needs it)
+except ImportError:
+    print("SKIP: scapy (python3-scapy) is not installed for /usr/bin/python3")
+    sys.exit(77)
+
 fails = []
 
 
