@@ -141,6 +141,7 @@ start_lbs() {
  "hot": {"enabled": true, "window_ms": 50, "threshold": 0.3, "epsilon": 0.25,
          "demote_windows": 1000},
  "vips": [{"address": "$VIP", "port": 80, "protocol": "tcp", "encap": "ipip", "key": "src_ip",
+           "hot_mode": "spread",
            "backends": [$(for b in "${BACKENDS[@]}"; do printf '{"address": "%s"}' "${BE_IP[$b]}"; [ "$b" = b8 ] || printf ', '; done)]}]}
 JSON
 		rm -f "$WORK/$l.ctl"
