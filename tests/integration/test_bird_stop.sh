@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# No route outlives its balancer: the stop signals against a real BIRD.
+# spillwayd on net_null announces one VIP through a BIRD 2 started here (its
+# own configuration and control socket in the work directory; only static
+# protocols, so it touches no interface and no kernel table), reached
+# through bird_proxy.py, which relays every line to BIRD and can hold BIRD's
+# welcome: the daemon's exchange then waits with "configure" not yet sent.
+# Each case starts a fresh daemon with --drain-wait 60000 (a stop before
+# that is the signals' doing), the welcome held:
+#
+#   two     SIGTERM, and as soon as the daemon's connection to BIRD shows it
+#           was read, SIGTERM again (what timeout(1) relaying one SIGTERM as
+#           two does); the welcome released 1 s later. The daemon must send
+#           "configure", read BIRD's answer and only then exit (exit 0): the
+#           include file holds no route and BIRD has none from spillway4.
+#   three   the same, then a third SIGTERM once the daemon logged the second:
+#           it exits at once (well before the exchange's 2 s deadline),
+#           "configure" never sent.
+#   bound   the welcome never released: two SIGTERMs end the daemon at the
+#           exchange's deadline (2 s from the first), a timeout counted.
+#
+# The order of events is read from the proxy's records and the daemon's
+# final counters (--stats-file), not from timing, except for the bounds.
+#
+# usage: test_bird_stop.sh SPILLWAYD
+# env:   SPW_BIRD_STOP_KEEP=1   keep the work directory
+set -euo pipefail
+
+SPW=${1:?usage: test_bird_stop.sh SPILLWAYD}
+SPW=$(readlink -f "$SPW")
+PY=/usr/bin/python3
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/daemon_lib.sh"
+
+[[ -x $SPW ]] || { echo "FAIL: not executable: $SPW"; exit 1; }
+[[ -x $PY ]] || { echo "SKIP: $PY needed"; exit 77; }
+command -v bird >/dev/null ||
+	{ echo "SKIP: BIRD 2 is needed (apt-get install bird2; scripts/setup.sh)"; exit 77; }
+spw_test_begin bird-stop SPW_BIRD_STOP_KEEP
+
+cat >"$WORK/config.json" <<'EOF'
+{"encap": {"source_v4": "10.0.0.1", "next_hop_mac": "02:00:00:00:00:01"},
+ "maglev": {"table_size": 251},
+ "flows": {"capacity": 4096},
+ "vips": [{"address": "192.0.2.10", "port": 80, "protocol": "tcp",
+           "backends": [{"address": "10.1.0.1"}]}]}
+EOF
+printf 'protocol static spillway4 { ipv4; }\nprotocol static spillway6 { ipv6; }\n' \
+	>"$WORK/vips.conf"
+cat >"$WORK/bird.conf" <<EOF
+router id 10.0.0.1;
+include "$WORK/vips.conf";
+EOF
+bird -p -c "$WORK/bird.conf" || fail "BIRD rejects its configuration"
+bird -f -c "$WORK/bird.conf" -s "$WORK/bird.ctl" >"$WORK/bird.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do
+	[[ -S $WORK/bird.ctl ]] && break
+	kill -0 "${PIDS[0]}" 2>/dev/null || fail "BIRD exited (see $WORK/bird.log)"
+	sleep 0.1
+done
+[[ -S $WORK/bird.ctl ]] || fail "BIRD's control socket did not appear"
+
+PYTHONPATH=$HERE "$PY" - "$SPW" "$WORK" "$PREFIX" <<'EOF'
+import json, os, signal, subprocess, sys, threading, time
+
+import spwrpc
+from bird_proxy import BirdProxy, bird_routes
+
+spw, work, prefix = sys.argv[1:4]
+ctl, inc, bird = work + "/ctl.sock", work + "/vips.conf", work + "/bird.ctl"
+VIP = "192.0.2.10/32"
+T0 = time.monotonic()
+proxy = BirdProxy(work + "/proxy.ctl", bird)
+daemon = None
+
+
+def log(msg):
+    print("  [%5.2fs] %s" % (time.monotonic() - T0, msg), flush=True)
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr, flush=True)
+    if daemon is not None and daemon.poll() is None:
+        daemon.kill()
+        daemon.wait()
+    sys.exit(1)
+
+
+def file_routes():
+    with open(inc) as f:
+        return [line.split()[1] for line in f if line.startswith("\troute ")]
+
+
+def start(name):
+    """A fresh daemon announcing the VIP, waited for until BIRD has it."""
+    global daemon
+    proxy.hold = False
+    proxy.release.clear()
+    if os.path.exists(ctl):
+        os.unlink(ctl)
+    err = open("%s/%s.stderr" % (work, name), "w")
+    daemon = subprocess.Popen(
+        [spw, "--no-huge", "-m", "512", "--no-pci", "--file-prefix", prefix + "-" + name,
+         "-l", "0-1", "--vdev=net_null0", "--", "--config", work + "/config.json",
+         "--control", ctl, "--bird-include", inc, "--bird-socket", work + "/proxy.ctl",
+         "--drain-wait", "60000", "--stats-file", "%s/%s.stats.json" % (work, name)],
+        stdout=err, stderr=err)
+    end = time.monotonic() + 60
+    while True:
+        if daemon.poll() is not None:
+            fail("%s: spillwayd exited %s (see %s/%s.stderr)" % (name, daemon.returncode,
+                                                                 work, name))
+        if time.monotonic() > end:
+            fail("%s: the VIP was not announced within 60 s" % name)
+        try:
+            st = spwrpc.Client(ctl, timeout=10).call("stats")["hooks"]["bird"]
+        except OSError:
+            st = None
+        if st and st["announced"] == 1 and not st["in_flight"] and \
+                VIP in bird_routes(bird, "spillway4"):
+            break
+        time.sleep(0.05)
+    proxy.hold = True
+    log("%s: spillwayd announces %s (include file %s, BIRD %s)"
+        % (name, VIP, file_routes(), bird_routes(bird, "spillway4")))
+    return st
+
+
+def log_has(name, text):
+    with open("%s/%s.stderr" % (work, name)) as f:
+        return text in f.read()
+
+
+def signals(name, n):
+    """SIGTERM; once the daemon's connection to BIRD shows it was read, the
+    next ones: each after the daemon logged the one before (n = 3). The
+    connection it opened for the withdrawal, the time of the first signal."""
+    before = len(proxy.conns)
+    t1 = time.monotonic()
+    daemon.send_signal(signal.SIGTERM)
+    got = proxy.wait_event("accept", before + 1, limit=15)
+    if got is None:
+        fail("%s: no connection to BIRD within 15 s of SIGTERM" % name)
+    conn = proxy.conns[before]
+    daemon.send_signal(signal.SIGTERM)
+    log("%s: SIGTERM, connection to BIRD %.2f ms later, SIGTERM again %.2f ms later"
+        % (name, (conn.first("accept")[0] - t1) * 1e3, (time.monotonic() - t1) * 1e3))
+    if n == 3:
+        end = time.monotonic() + 10
+        while daemon.poll() is None and not log_has(name, "finishing the withdrawal"):
+            if time.monotonic() > end:
+                fail("%s: the second SIGTERM was not logged within 10 s" % name)
+            time.sleep(0.005)
+        daemon.send_signal(signal.SIGTERM)
+        log("%s: third SIGTERM" % name)
+    return conn, t1
+
+
+def wait_exit(name, limit):
+    try:
+        rc = daemon.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        fail("%s: spillwayd still runs %.0f s after the signals" % (name, limit))
+    t = time.monotonic()
+    with open("%s/%s.stats.json" % (work, name)) as f:
+        st = json.load(f)["hooks"]["bird"]
+    log("%s: exit %d; final hooks.bird: announced %s, pending %s, reloads %s, timeouts %s, "
+        "last_withdraw_ms %s" % (name, rc, st["announced"], st["pending"], st["reloads"],
+                                 st["timeouts"], st["last_withdraw_ms"]))
+    if rc != 0:
+        fail("%s: spillwayd exited %d" % (name, rc))
+    return t, st
+
+
+try:
+    # ---- two signals: the withdrawal already started is finished
+    before = start("two")
+    conn, t1 = signals("two", 2)
+    threading.Timer(1.0, proxy.release.set).start()
+    t_exit, st = wait_exit("two", 20)
+    ev = conn.names()
+    log("two: the withdrawal's connection: %s" % ev)
+    if "command" not in ev:
+        fail("two: spillwayd exited without sending \"configure\" to BIRD (second SIGTERM "
+             "abandoned the withdrawal; connection: %s)" % ev)
+    if conn.first("command")[1] != "configure":
+        fail("two: sent %r, not configure" % conn.first("command")[1])
+    if "reply" not in ev:
+        fail("two: BIRD's answer to configure never reached spillwayd: %s" % ev)
+    code = conn.first("reply")[1][0]
+    if code not in (3, 4, 5):
+        fail("two: BIRD answered configure with %04d" % code)
+    if st["reloads"] != before["reloads"] + 1 or st["pending"] or st["announced"] != 0 or \
+            st["last_withdraw_ms"] is None:
+        fail("two: spillwayd exited before it read BIRD's answer: final hooks.bird %r" % st)
+    if file_routes():
+        fail("two: the include file still holds %s" % file_routes())
+    if bird_routes(bird, "spillway4"):
+        fail("two: BIRD still announces %s" % bird_routes(bird, "spillway4"))
+    if t_exit - t1 > 10:
+        fail("two: exit %.1f s after the signals (the drain wait, not the signal)"
+             % (t_exit - t1))
+    log("two: configure sent after the release, answered %04d, exit %.2f s after the first "
+        "SIGTERM; include file and BIRD empty" % (code, t_exit - t1))
+
+    # ---- three signals: the third stops at once
+    start("three")
+    conn, t1 = signals("three", 3)
+    t3 = time.monotonic()
+    t_exit, st = wait_exit("three", 20)
+    proxy.release.set()
+    ev = conn.names()
+    log("three: exit %.2f s after the third SIGTERM; connection: %s" % (t_exit - t3, ev))
+    if "welcome" in ev or "command" in ev:
+        fail("three: the exchange went on after the third signal: %s" % ev)
+    if t_exit - t3 > 1.5:
+        fail("three: exit %.2f s after the third SIGTERM, not at once" % (t_exit - t3))
+
+    # ---- the exchange's deadline bounds the wait
+    start("bound")
+    conn, t1 = signals("bound", 2)
+    t_exit, st = wait_exit("bound", 20)
+    proxy.release.set()
+    ev = conn.names()
+    log("bound: exit %.2f s after the first SIGTERM; connection: %s" % (t_exit - t1, ev))
+    if "welcome" in ev:
+        fail("bound: the welcome was held, yet the connection went on: %s" % ev)
+    if st["timeouts"] < 1:
+        fail("bound: no timeout counted: %r" % st)
+    if not 1.9 <= t_exit - t1 <= 6:
+        fail("bound: exit %.2f s after the first SIGTERM; the exchange's deadline is 2 s"
+             % (t_exit - t1))
+finally:
+    proxy.close()
+    if daemon is not None and daemon.poll() is None:
+        daemon.kill()
+        daemon.wait()
+print("PASS")
+EOF
