@@ -20,16 +20,22 @@
 #           "configure" never sent.
 #   bound   the welcome never released: two SIGTERMs end the daemon at the
 #           exchange's deadline (2 s from the first), a timeout counted.
+#   crash   the packaged unit's commands (debian/spillway.spillwayd.service,
+#           its $VARIABLES expanded as systemd does, /usr/sbin/spillwayd
+#           being SPILLWAYD): ExecStart's daemon killed with SIGKILL, so BIRD
+#           keeps the route; then ExecStopPost must withdraw it (exit 0, the
+#           include file empty, "configure" answered, BIRD without the route).
 #
 # The order of events is read from the proxy's records and the daemon's
 # final counters (--stats-file), not from timing, except for the bounds.
 #
-# usage: test_bird_stop.sh SPILLWAYD
+# usage: test_bird_stop.sh SPILLWAYD SOURCE_ROOT
 # env:   SPW_BIRD_STOP_KEEP=1   keep the work directory
 set -euo pipefail
 
-SPW=${1:?usage: test_bird_stop.sh SPILLWAYD}
+SPW=${1:?usage: test_bird_stop.sh SPILLWAYD SOURCE_ROOT}
 SPW=$(readlink -f "$SPW")
+UNIT=$(readlink -f "${2:?usage: test_bird_stop.sh SPILLWAYD SOURCE_ROOT}")/debian/spillway.spillwayd.service
 PY=/usr/bin/python3
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/daemon_lib.sh"
@@ -63,13 +69,13 @@ for _ in $(seq 100); do
 done
 [[ -S $WORK/bird.ctl ]] || fail "BIRD's control socket did not appear"
 
-PYTHONPATH=$HERE "$PY" - "$SPW" "$WORK" "$PREFIX" <<'EOF'
-import json, os, signal, subprocess, sys, threading, time
+PYTHONPATH=$HERE "$PY" - "$SPW" "$WORK" "$PREFIX" "$UNIT" <<'EOF'
+import json, os, re, shlex, signal, subprocess, sys, threading, time
 
 import spwrpc
 from bird_proxy import BirdProxy, bird_routes
 
-spw, work, prefix = sys.argv[1:4]
+spw, work, prefix, unit = sys.argv[1:5]
 ctl, inc, bird = work + "/ctl.sock", work + "/vips.conf", work + "/bird.ctl"
 VIP = "192.0.2.10/32"
 T0 = time.monotonic()
@@ -94,7 +100,40 @@ def file_routes():
         return [line.split()[1] for line in f if line.startswith("\troute ")]
 
 
-def start(name):
+def eal_args(name):
+    return ["--no-huge", "-m", "512", "--no-pci", "--file-prefix", prefix + "-" + name,
+            "-l", "0-1", "--vdev=net_null0"]
+
+
+def spw_args(name):
+    return ["--config", work + "/config.json", "--bird-include", inc,
+            "--bird-socket", work + "/proxy.ctl", "--drain-wait", "60000",
+            "--stats-file", "%s/%s.stats.json" % (work, name)]
+
+
+def unit_command(key, env):
+    """The unit's KEY= command line as systemd runs it: its prefix characters
+    dropped, $VAR split into words and ${VAR} kept as one, the installed
+    /usr/sbin/spillwayd replaced by the one under test."""
+    lines = [l.split("=", 1)[1] for l in open(unit).read().splitlines()
+             if l.startswith(key + "=")]
+    if len(lines) != 1:
+        fail("%s: %d %s= line(s), one expected" % (unit, len(lines), key))
+    argv = []
+    for word in shlex.split(lines[0]):
+        m = re.fullmatch(r"\$(\w+)", word)
+        if m:
+            argv += env[m.group(1)].split()
+            continue
+        argv.append(re.sub(r"\$\{(\w+)\}", lambda x: env[x.group(1)], word))
+    argv[0] = argv[0].lstrip("-@:+!")
+    if argv[0] != "/usr/sbin/spillwayd":
+        fail("%s: %s= runs %s, not /usr/sbin/spillwayd" % (unit, key, argv[0]))
+    argv[0] = spw
+    return argv
+
+
+def start(name, argv=None):
     """A fresh daemon announcing the VIP, waited for until BIRD has it."""
     global daemon
     proxy.hold = False
@@ -102,12 +141,9 @@ def start(name):
     if os.path.exists(ctl):
         os.unlink(ctl)
     err = open("%s/%s.stderr" % (work, name), "w")
-    daemon = subprocess.Popen(
-        [spw, "--no-huge", "-m", "512", "--no-pci", "--file-prefix", prefix + "-" + name,
-         "-l", "0-1", "--vdev=net_null0", "--", "--config", work + "/config.json",
-         "--control", ctl, "--bird-include", inc, "--bird-socket", work + "/proxy.ctl",
-         "--drain-wait", "60000", "--stats-file", "%s/%s.stats.json" % (work, name)],
-        stdout=err, stderr=err)
+    if argv is None:
+        argv = [spw] + eal_args(name) + ["--", "--control", ctl] + spw_args(name)
+    daemon = subprocess.Popen(argv, stdout=err, stderr=err)
     end = time.monotonic() + 60
     while True:
         if daemon.poll() is not None:
@@ -233,6 +269,42 @@ try:
     if not 1.9 <= t_exit - t1 <= 6:
         fail("bound: exit %.2f s after the first SIGTERM; the exchange's deadline is 2 s"
              % (t_exit - t1))
+
+    # ---- the packaged unit: kill -9, then ExecStopPost withdraws
+    env = {"SPILLWAYD_EAL_ARGS": " ".join(eal_args("crash")), "SPILLWAY_CONTROL": ctl,
+           "SPILLWAYD_ARGS": " ".join(spw_args("crash"))}
+    start("crash", unit_command("ExecStart", env))
+    proxy.hold = False
+    daemon.send_signal(signal.SIGKILL)
+    daemon.wait()
+    log("crash: spillwayd killed (SIGKILL); BIRD still has %s, the include file %s"
+        % (bird_routes(bird, "spillway4"), file_routes()))
+    if VIP not in bird_routes(bird, "spillway4"):
+        fail("crash: BIRD lost the route without anyone withdrawing it")
+    post = unit_command("ExecStopPost", env)
+    before = len(proxy.conns)
+    log("crash: ExecStopPost: %s" % " ".join(post))
+    try:
+        r = subprocess.run(post, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    except subprocess.TimeoutExpired:
+        fail("crash: ExecStopPost still runs after 30 s")
+    out = r.stdout.decode(errors="replace").strip()
+    log("crash: ExecStopPost exit %d: %s" % (r.returncode, out))
+    if r.returncode != 0:
+        fail("crash: ExecStopPost exited %d: %s" % (r.returncode, out))
+    conns = proxy.conns[before:]
+    if len(conns) != 1 or conns[0].first("command") is None or \
+            conns[0].first("command")[1] != "configure" or conns[0].first("reply") is None:
+        fail("crash: ExecStopPost did not have BIRD reload (connections: %s)"
+             % [c.names() for c in conns])
+    if conns[0].first("reply")[1][0] not in (3, 4, 5):
+        fail("crash: BIRD answered %r" % (conns[0].first("reply")[1],))
+    if file_routes():
+        fail("crash: the include file still holds %s" % file_routes())
+    if bird_routes(bird, "spillway4"):
+        fail("crash: BIRD still announces %s after ExecStopPost" % bird_routes(bird, "spillway4"))
+    log("crash: ExecStopPost withdrew the route (BIRD answered %04d)"
+        % conns[0].first("reply")[1][0])
 finally:
     proxy.close()
     if daemon is not None and daemon.poll() is None:
