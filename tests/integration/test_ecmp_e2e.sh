@@ -90,7 +90,8 @@ frr_stop() {
 }
 # stop_spw LB: its spillwayd stopped without waiting out --drain-wait: SIGTERM
 # (routes withdrawn), and once its log says so (at most 3 s), SIGTERM again
-# ("send it again to stop now"); two at once would be one signal.
+# (it stops once BIRD has answered the withdrawal); two at once would be one
+# signal. The PID file holds spillwayd's own PID.
 withdrawals() { local c; c=$(grep -c "routes withdrawn" "$1" 2>/dev/null) || true; echo "${c:-0}"; }
 stop_spw() {
 	local pidf=$WORK/$1.spw.pid log=$WORK/$1.spw.log pid n
@@ -235,16 +236,18 @@ for i in 0 1; do
            "backends": [{"address": "${BE_IP[b1]}"}, {"address": "${BE_IP[b2]}"},
                         {"address": "${BE_IP[b3]}", "weight": 2}]}]}
 JSON
-	# The start script, also what e2e_ecmp.py runs to bring lb1 back.
+	# The start script, also what e2e_ecmp.py runs to bring lb1 back. The
+	# PID file holds spillwayd's own PID: the test's signals reach it once.
 	cat >"$WORK/$l.start.sh" <<EOF
+. "$HERE/e2e_lib.sh"
 rm -f "$WORK/$l.ctl"
-ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
+e2e_spw_launch "${NS_L[$i]}" "$WORK/$l.spw.pid" "$WORK/$l.spw.log" 600 \\
+	"$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
 	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
 	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
 	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
 	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \\
-	--drain-wait $DRAIN_WAIT_MS >>"$WORK/$l.spw.log" 2>&1 &
-echo \$! >"$WORK/$l.spw.pid"
+	--drain-wait $DRAIN_WAIT_MS
 EOF
 	bash "$WORK/$l.start.sh"
 done
