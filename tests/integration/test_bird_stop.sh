@@ -25,6 +25,8 @@
 #           being SPILLWAYD): ExecStart's daemon killed with SIGKILL, so BIRD
 #           keeps the route; then ExecStopPost must withdraw it (exit 0, the
 #           include file empty, "configure" answered, BIRD without the route).
+#           Run while the daemon still answers on its control socket, the
+#           same command refuses (exit 1) and leaves the route.
 #
 # The order of events is read from the proxy's records and the daemon's
 # final counters (--stats-file), not from timing, except for the bounds.
@@ -275,13 +277,18 @@ try:
            "SPILLWAYD_ARGS": " ".join(spw_args("crash"))}
     start("crash", unit_command("ExecStart", env))
     proxy.hold = False
+    post = unit_command("ExecStopPost", env)
+    r = subprocess.run(post, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    log("crash: ExecStopPost while spillwayd runs: exit %d: %s"
+        % (r.returncode, r.stdout.decode(errors="replace").strip()))
+    if r.returncode != 1 or VIP not in bird_routes(bird, "spillway4") or not file_routes():
+        fail("crash: ExecStopPost withdrew (or did not refuse) while spillwayd runs")
     daemon.send_signal(signal.SIGKILL)
     daemon.wait()
     log("crash: spillwayd killed (SIGKILL); BIRD still has %s, the include file %s"
         % (bird_routes(bird, "spillway4"), file_routes()))
     if VIP not in bird_routes(bird, "spillway4"):
         fail("crash: BIRD lost the route without anyone withdrawing it")
-    post = unit_command("ExecStopPost", env)
     before = len(proxy.conns)
     log("crash: ExecStopPost: %s" % " ".join(post))
     try:
