@@ -15,6 +15,8 @@
 # configuration, PID files and sockets under the work directory. Then
 # e2e_ecmp.py holds long-lived TCP connections and opens new ones while LB1
 # is drained and stopped (SIGTERM, --drain-wait) and later started again,
+# then killed (SIGKILL) and withdrawn by what the packaged unit's
+# ExecStopPost runs (spillwayd --bird-withdraw, LB.post.sh),
 # and measures drain request -> route withdrawn; after every change the
 # router daemon's own view (birdc, or vtysh's JSON) must name the same paths
 # as the router's kernel table. Topology from e2e_lib.sh.
@@ -249,6 +251,16 @@ e2e_spw_launch "${NS_L[$i]}" "$WORK/$l.spw.pid" "$WORK/$l.spw.log" 600 \\
 	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \\
 	--drain-wait $DRAIN_WAIT_MS
 EOF
+	# What the packaged unit's ExecStopPost runs after a stop (crashes
+	# included): spillwayd on the same command line with --bird-withdraw.
+	cat >"$WORK/$l.post.sh" <<EOF
+ip netns exec "${NS_L[$i]}" "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
+	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
+	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
+	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
+	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \\
+	--drain-wait $DRAIN_WAIT_MS --bird-withdraw
+EOF
 	bash "$WORK/$l.start.sh"
 done
 # Both started, then each waited for.
@@ -262,9 +274,9 @@ cat >"$WORK/ecmp.json" <<JSON
  "router_bird": "$WORK/router.bird.ctl", "router_vty": "$FRR",
  "n_long": ${E2E_LONG:-64}, "drain_wait_ms": $DRAIN_WAIT_MS, "summary": "$WORK/summary.json",
  "lbs": [{"name": "lb1", "ip": "${LB_IP[0]}", "ctl": "$WORK/lb1.ctl", "pid_file": "$WORK/lb1.spw.pid",
-          "start": "$WORK/lb1.start.sh"},
+          "start": "$WORK/lb1.start.sh", "post": "$WORK/lb1.post.sh"},
          {"name": "lb2", "ip": "${LB_IP[1]}", "ctl": "$WORK/lb2.ctl", "pid_file": "$WORK/lb2.spw.pid",
-          "start": "$WORK/lb2.start.sh"}]}
+          "start": "$WORK/lb2.start.sh", "post": "$WORK/lb2.post.sh"}]}
 JSON
 rc=0
 ip netns exec "$NS_C" timeout 400 "$PY" "$HERE/e2e_ecmp.py" "$WORK/ecmp.json" &
