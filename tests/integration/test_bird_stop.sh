@@ -16,10 +16,10 @@
 #           "configure", read BIRD's answer and only then exit (exit 0): the
 #           include file holds no route and BIRD has none from spillway4.
 #   three   the same, then a third SIGTERM once the daemon logged the second:
-#           it exits at once (well before the exchange's 2 s deadline),
-#           "configure" never sent.
-#   bound   the welcome never released: two SIGTERMs end the daemon at the
-#           exchange's deadline (2 s from the first), a timeout counted.
+#           it stops at once; the welcome, released 0.5 s later, finds no
+#           daemon to send "configure".
+#   bound   the welcome never released: two SIGTERMs end the exchange at its
+#           deadline (2 s from the first; a timeout counted), then the daemon.
 #   crash   the packaged unit's commands (debian/spillway.spillwayd.service,
 #           its $VARIABLES expanded as systemd does, /usr/sbin/spillwayd
 #           being SPILLWAYD): ExecStart's daemon killed with SIGKILL, so BIRD
@@ -217,8 +217,10 @@ try:
     # ---- two signals: the withdrawal already started is finished
     before = start("two")
     conn, t1 = signals("two", 2)
-    threading.Timer(1.0, proxy.release.set).start()
+    timer = threading.Timer(1.0, proxy.release.set)
+    timer.start()
     t_exit, st = wait_exit("two", 20)
+    timer.join()
     ev = conn.names()
     log("two: the withdrawal's connection: %s" % ev)
     if "command" not in ev:
@@ -238,39 +240,47 @@ try:
         fail("two: the include file still holds %s" % file_routes())
     if bird_routes(bird, "spillway4"):
         fail("two: BIRD still announces %s" % bird_routes(bird, "spillway4"))
-    if t_exit - t1 > 10:
+    if t_exit - t1 > 20:
         fail("two: exit %.1f s after the signals (the drain wait, not the signal)"
              % (t_exit - t1))
     log("two: configure sent after the release, answered %04d, exit %.2f s after the first "
         "SIGTERM; include file and BIRD empty" % (code, t_exit - t1))
 
-    # ---- three signals: the third stops at once
-    start("three")
+    # ---- three signals: the third stops at once. The welcome is released
+    # 0.5 s after it: a daemon still in its loop would then send configure
+    # (judged by that, not by how long the exit takes: a sanitizer's exit is slow).
+    before = start("three")
     conn, t1 = signals("three", 3)
     t3 = time.monotonic()
+    timer = threading.Timer(0.5, proxy.release.set)
+    timer.start()
     t_exit, st = wait_exit("three", 20)
-    proxy.release.set()
+    timer.join()
     ev = conn.names()
     log("three: exit %.2f s after the third SIGTERM; connection: %s" % (t_exit - t3, ev))
-    if "welcome" in ev or "command" in ev:
-        fail("three: the exchange went on after the third signal: %s" % ev)
-    if t_exit - t3 > 1.5:
-        fail("three: exit %.2f s after the third SIGTERM, not at once" % (t_exit - t3))
+    if "command" in ev or st["reloads"] != before["reloads"]:
+        fail("three: the exchange went on after the third signal: %s, final hooks.bird %r"
+             % (ev, st))
+    if not log_has("three", "SIGTERM, stopping") and not log_has("three", "Terminated, stopping"):
+        fail("three: the third signal was not taken as a stop")
 
-    # ---- the exchange's deadline bounds the wait
+    # ---- the exchange's deadline bounds the wait: the daemon closes its
+    # connection to BIRD at the deadline (2 s after the first signal) and exits.
     start("bound")
     conn, t1 = signals("bound", 2)
     t_exit, st = wait_exit("bound", 20)
     proxy.release.set()
     ev = conn.names()
-    log("bound: exit %.2f s after the first SIGTERM; connection: %s" % (t_exit - t1, ev))
+    t_eof = conn.first("eof")
+    log("bound: connection closed %s s, exit %.2f s after the first SIGTERM; connection: %s"
+        % ("%.2f" % (t_eof[0] - t1) if t_eof else "never", t_exit - t1, ev))
     if "welcome" in ev:
         fail("bound: the welcome was held, yet the connection went on: %s" % ev)
     if st["timeouts"] < 1:
         fail("bound: no timeout counted: %r" % st)
-    if not 1.9 <= t_exit - t1 <= 6:
-        fail("bound: exit %.2f s after the first SIGTERM; the exchange's deadline is 2 s"
-             % (t_exit - t1))
+    if t_eof is None or not 1.9 <= t_eof[0] - t1 <= 4:
+        fail("bound: the exchange ended %s after the first SIGTERM; its deadline is 2 s"
+             % ("%.2f s" % (t_eof[0] - t1) if t_eof else "never"))
 
     # ---- the packaged unit: kill -9, then ExecStopPost withdraws
     env = {"SPILLWAYD_EAL_ARGS": " ".join(eal_args("crash")), "SPILLWAY_CONTROL": ctl,
