@@ -15,10 +15,21 @@ times on the monotonic clock:
   reply       BIRD's final reply line for it (code, text), passed to the daemon
   reply_lost  the final reply could not be passed on (the daemon was gone)
   eof         the daemon closed its side
+
+Imported, a test drives it (BirdProxy.hold, .release) and reads conns. Run as
+a program it serves until SIGTERM, holds the welcome of connections accepted
+while HOLD_FILE exists (until the file is removed) and appends each event to
+EVENTS as a JSON line {"conn", "event", "t" (CLOCK_MONOTONIC, s), "detail"}:
+
+  usage: bird_proxy.py LISTEN UPSTREAM EVENTS HOLD_FILE
 """
 
+import json
+import os
 import select
+import signal
 import socket
+import sys
 import threading
 import time
 
@@ -41,13 +52,15 @@ class Conn:
 
 
 class BirdProxy:
-    def __init__(self, path, upstream):
+    def __init__(self, path, upstream, events=None, hold_file=None):
         self.upstream = upstream
         self.conns = []
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
         self.hold = False  # hold the welcome of new connections
         self.release = threading.Event()
+        self.events = open(events, "a") if events else None
+        self.hold_file = hold_file
         self.lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.lsock.bind(path)
         self.lsock.listen(16)
@@ -64,11 +77,10 @@ class BirdProxy:
             except OSError:
                 return
             conn = Conn()
-            conn.add("accept")
-            hold = self.hold
+            hold = self.hold or (self.hold_file is not None and os.path.exists(self.hold_file))
             with self.cond:
                 self.conns.append(conn)
-                self.cond.notify_all()
+            self._note(conn, "accept", "held" if hold else None)
             threading.Thread(target=self._relay, args=(c, conn, hold), daemon=True).start()
 
     def wait_event(self, name, count=1, limit=30.0):
@@ -87,6 +99,10 @@ class BirdProxy:
     def _note(self, conn, name, detail=None):
         with self.cond:
             conn.add(name, detail)
+            if self.events is not None:
+                self.events.write(json.dumps({"conn": self.conns.index(conn), "event": name,
+                                              "t": conn.events[-1][1], "detail": detail}) + "\n")
+                self.events.flush()
             self.cond.notify_all()
 
     @staticmethod
@@ -100,9 +116,13 @@ class BirdProxy:
         line, buf[0] = buf[0].split(b"\n", 1)
         return line
 
+    def _released(self):
+        return self.release.is_set() or (self.hold_file is not None and
+                                         not os.path.exists(self.hold_file))
+
     def _held(self, c):
         """Wait for the release; False if the daemon closed meanwhile."""
-        while not self.release.is_set():
+        while not self._released():
             r, _, _ = select.select([c], [], [], 0.01)
             if r and not c.recv(1, socket.MSG_PEEK):
                 return False
@@ -169,3 +189,14 @@ def bird_routes(sock_path, proto, timeout=5.0):
             break
     s.close()
     return routes
+
+
+def main():
+    listen, upstream, events, hold_file = sys.argv[1:5]
+    BirdProxy(listen, upstream, events, hold_file)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+
+
+if __name__ == "__main__":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    main()
