@@ -34,6 +34,20 @@ enum {
 
 #define DRAIN_WAIT_DEFAULT_MS 5000
 
+/* After a usage error: the synopsis in one line and where the rest is. */
+static void
+usage_short(void)
+{
+	fprintf(stderr, "Usage: spillwayd [EAL-ARGS] -- --config FILE [OPTIONS]\n"
+	                "Try 'spillwayd --help' for more information.\n");
+}
+
+static void
+print_version(void)
+{
+	printf("spillwayd " SPILLWAY_VERSION "\n");
+}
+
 static void
 usage(FILE *f)
 {
@@ -85,8 +99,8 @@ usage(FILE *f)
 	        "                           (exit 1) if the port cannot be bound. Anyone who\n"
 	        "                           can reach the port can read the counters: bind\n"
 	        "                           it to loopback or a management network.\n"
-	        "  -s, --stats-file FILE    write the final counters (JSON) here instead of "
-	        "stdout\n"
+	        "  -s, --stats-file FILE    write the final counters (JSON) here instead of\n"
+	        "                           stdout\n"
 	        "  -o, --out-port N         send encapsulated packets out of port N\n"
 	        "                           (default: one-armed, out of the receiving port)\n"
 	        "  -x, --exception-port N   send traffic for no VIP (ARP, the host's own\n"
@@ -156,14 +170,15 @@ usage(FILE *f)
 	        "spillctl hot list).\n"
 	        "\n"
 	        "AF_XDP example (one queue, the interface keeps its address):\n"
-	        "  spillwayd -l 0-1 --no-pci --vdev=net_af_xdp0,iface=eth1,start_queue=0,\n"
-	        "            queue_count=1 -- --config lb.json --control /run/spillway.sock\n"
+	        "  spillwayd -l 0-1 --no-pci \\\n"
+	        "      --vdev=net_af_xdp0,iface=eth1,start_queue=0,queue_count=1 \\\n"
+	        "      -- --config lb.json --control /run/spillway.sock\n"
 	        "\n"
 	        "Signals: SIGTERM/SIGINT stop cleanly (with BIRD: withdraw, --drain-wait; then\n"
-	        "workers stop, TX drains, ports close,\n"
-	        "final counters are written, the control socket file is removed); SIGHUP\n"
-	        "reloads --config as one change and saves it to --state (an invalid file is\n"
-	        "reported and the running configuration kept; without --config, ignored).\n"
+	        "workers stop, TX drains, ports close, final counters are written, the\n"
+	        "control socket file is removed); SIGHUP reloads --config as one change and\n"
+	        "saves it to --state (an invalid file is reported and the running\n"
+	        "configuration kept; without --config, ignored).\n"
 	        "\n"
 	        "Exit status: 0 clean stop; 1 runtime failure (EAL, ports, memory, the state\n"
 	        "file cannot be written, the control socket path is taken); 2 bad usage or\n"
@@ -351,21 +366,23 @@ parse_options(int argc, char **argv, struct lb_options *o)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("spillwayd " SPILLWAY_VERSION "\n");
+			print_version();
 			exit(0);
 		default:
-			usage(stderr);
+			/* getopt_long has named the option and what is wrong with it. */
+			usage_short();
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "spillwayd: unexpected argument: %s\n", argv[optind]);
+		usage_short();
 		return -EINVAL;
 	}
 	if (o->config == NULL && o->state == NULL && !o->bird_withdraw) {
-		fprintf(stderr,
-		        "spillwayd: --config FILE (or an existing --state FILE) is required "
-		        "(see --help)\n");
+		fprintf(stderr, "spillwayd: --config FILE (or an existing --state FILE) is "
+		                "required\n");
+		usage_short();
 		return -EINVAL;
 	}
 	if ((o->control_group != NULL || o->control_mode != 0 || o->control_idle_ms != 0) &&
@@ -395,19 +412,33 @@ lb_options_parse(int argc, char **argv, struct lb_options *o, int *eal_argc)
 	int sep = argc, rc;
 	char *saved;
 
-	/* Our options follow "--"; "spillwayd --help" alone also works. */
+	/*
+	 * Our options follow "--"; --help and --version also work without it,
+	 * and so does a bare "spillwayd" (it says what is missing).
+	 */
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
 			sep = i;
 			break;
 		}
 	if (sep == argc) {
-		for (int i = 1; i < argc; i++)
+		for (int i = 1; i < argc; i++) {
 			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 				usage(stdout);
 				exit(0);
 			}
-		fprintf(stderr, "spillwayd: missing \"--\" before the options (see --help)\n");
+			if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+				print_version();
+				exit(0);
+			}
+		}
+		if (argc <= 1)
+			fprintf(stderr, "spillwayd: --config FILE (or an existing --state FILE) is "
+			                "required\n");
+		else
+			fprintf(stderr, "spillwayd: missing \"--\" between EAL's arguments and "
+			                "spillwayd's options\n");
+		usage_short();
 		return -EINVAL;
 	}
 	saved = argv[sep];

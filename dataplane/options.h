@@ -40,11 +40,13 @@ struct lb_options {
 
 /**
  * Parse argv: the arguments before "--" are EAL's (*eal_argc of them, argv[0]
- * included), the ones after it go into o. Without "--", only --help/-h is
- * understood. --help and --version print to stdout and exit(0) the process.
- * With --bird-withdraw, --config/--state may be absent.
+ * included), the ones after it go into o. Without "--", only --help/-h and
+ * --version/-V are understood. --help and --version print to stdout and
+ * exit(0) the process. With --bird-withdraw, --config/--state may be absent.
  *
- * @return 0, or -EINVAL after a message on stderr (bad usage: exit status 2).
+ * @return 0, or -EINVAL after a message on stderr (bad usage: exit status 2):
+ * the cause, then for a malformed command line one usage line and a pointer
+ * to --help.
  */
 int lb_options_parse(int argc, char **argv, struct lb_options *o, int *eal_argc);
 

@@ -5,7 +5,7 @@
 # temporary directory), spillwayd the client; spillwayd sends its output back
 # on the same memif port, where spillgen analyses it.
 #
-#   pktgen/run-memif.sh [-b BUILD_DIR] [-c LB_CONFIG] [-D DUT] [-k] [-- SPILLGEN-OPTIONS...]
+#   pktgen/run-memif.sh [-b BUILD_DIR] [-c LB_CONFIG] [-D DUT] [-k] [-w DIR] [-- SPILLGEN-OPTIONS...]
 #
 #   -b DIR     build directory holding spillwayd and pktgen/spillgen (default: build)
 #   -D DUT     the device under test on the other end of the memif port:
@@ -22,6 +22,8 @@
 #   -c FILE    spillwayd config (default: pktgen/scenarios/lb.json); spillgen reads
 #              it too (--lb-config) for the VIPs and the backends' weights
 #   -k         keep the work directory (logs, stats, results)
+#   -w DIR     the work directory (created if missing, kept): W below;
+#              spillwayd's final counters are W/spillwayd-stats.json
 #   SPILLGEN-OPTIONS default to: --scenario pktgen/scenarios/hotkey.json
 #              --json W/results.json --csv W/series.csv --svg W/load.svg
 #
@@ -56,20 +58,22 @@ BUILD=$ROOT/build
 LBCONF=$ROOT/pktgen/scenarios/lb.json
 KEEP=0
 DUT=spillwayd
-while getopts "b:c:D:kh" opt; do
+WORK=
+while getopts "b:c:D:kw:h" opt; do
 	case $opt in
 	b) BUILD=$(cd "$OPTARG" && pwd) ;;
 	c) LBCONF=$(realpath "$OPTARG") ;;
 	D) DUT=$OPTARG ;;
 	k) KEEP=1 ;;
-	h) sed -n '3,48p' "$0"; exit 0 ;;
+	w) mkdir -p "$OPTARG" && WORK=$(cd "$OPTARG" && pwd) && KEEP=1 ;;
+	h) sed -n '3,52p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 
-WORK=$(mktemp -d /tmp/spillgen.XXXXXX)
+[ -n "$WORK" ] || WORK=$(mktemp -d /tmp/spillgen.XXXXXX)
 SOCK=$WORK/memif.sock
 SG_PID=
 LB_PID=

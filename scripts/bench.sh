@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Every benchmark in one command (not part of the tests or CI):
 #
-#   sudo ./scripts/bench.sh [--out PREFIX] [--runs N] [--memif-seconds S] [--quick]
+#   ./scripts/bench.sh [--out PREFIX] [--runs N] [--memif-seconds S] [--quick]
 #                           [--only pipeline,sketch,maglev,publish,memif]
 #
 # Builds build-bench/ (meson, buildtype debugoptimized, as docs/benchmarks.md
@@ -14,14 +14,12 @@
 # and met/missed, the machine; the .md is Markdown tables for
 # docs/benchmarks.md. Takes about 3 minutes. Run it on a quiet machine: the
 # figures are wall-clock. On a fresh machine, as root, it first installs what
-# is missing (scripts/setup.sh).
+# is missing (scripts/setup.sh). Not root: it re-executes itself through sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench.sh: run as root (DPDK processes, memif sockets)" >&2
-	exit 1
-fi
+. scripts/lib.sh
+spw_as_root "$(pwd)/scripts/bench.sh" "" "DPDK processes, memif sockets" "$@"
 if ! command -v dpdk-testpmd >/dev/null || ! command -v meson >/dev/null ||
 	! pkg-config --exists libdpdk jansson 2>/dev/null; then
 	./scripts/setup.sh >/dev/null

@@ -14,3 +14,23 @@ spw_eal_mem() {
 		echo "--no-huge -m 512"
 	fi
 }
+
+# spw_as_root SCRIPT "VAR..." WHY ARGS...: returns at once as root. Otherwise
+# re-executes SCRIPT (an absolute path) with ARGS through sudo when sudo is
+# installed, passing on those of the environment variables VAR... that are
+# set (sudo resets the environment); without sudo it says in one line that
+# SCRIPT needs root, and WHY, and exits 1.
+spw_as_root() {
+	local self=$1 vars=$2 why=$3 v
+	local keep=()
+	shift 3
+	[ "$(id -u)" -eq 0 ] && return 0
+	if command -v sudo >/dev/null 2>&1; then
+		for v in $vars; do
+			[ -n "${!v+x}" ] && keep+=("$v=${!v}")
+		done
+		exec sudo -- env "${keep[@]}" "$self" "$@"
+	fi
+	echo "$(basename "$self"): needs root ($why) and sudo is not installed: run it as root" >&2
+	exit 1
+}

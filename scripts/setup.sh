@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Installs every Debian 12 package spillway needs (as root), prepares hugepages
+# Installs every Debian 12 package spillway needs, prepares hugepages
 # when the machine allows it, and builds into build/ (and build-asan/ with
 # SAN=1). Safe to run again: it installs only what is missing and rebuilds
 # incrementally. Prints the EAL memory arguments to use on its last line
 # (to stdout) for scripts that source the result: see scripts/lib.sh.
+# Needs root: as another user it re-executes itself through sudo when sudo is
+# installed, else says in one line that it needs root (exit 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
+spw_as_root "$(pwd)/scripts/setup.sh" "SAN" "it installs packages and prepares hugepages" "$@"
 
 PKGS=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libcmocka-dev
 	libbpf-dev libxdp-dev clang llvm clang-format bpftool libpcap-dev libclang-rt-14-dev
 	iproute2 iputils-ping tcpdump ethtool python3 python3-scapy bird2 frr prometheus
-	debhelper lintian dpkg-dev git file man-db libcap2-bin
+	debhelper lintian dpkg-dev git file man-db libcap2-bin valgrind
 )
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "setup.sh: run as root (it installs packages and prepares hugepages)" >&2
-	exit 1
-fi
 
 missing=()
 for p in "${PKGS[@]}"; do

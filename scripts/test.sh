@@ -6,9 +6,13 @@
 # tests) in the normal build, then again (all but the lint suite) in an
 # ASan+UBSan build, then the libFuzzer harnesses for a bounded time in a clang
 # build. Exits non-zero on the first failing stage. Benchmarks are not run
-# here: see docs/benchmarks.md.
+# here: see docs/benchmarks.md. Needs root: as another user it re-executes
+# itself through sudo when sudo is installed, else says so (exit 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
+spw_as_root "$(pwd)/scripts/test.sh" "SOAK_SECONDS SOAK_SEGMENT SPW_FUZZ_SECONDS" \
+	"packages, network namespaces, DPDK" "$@"
 SAN=1 ./scripts/setup.sh
 
 echo "== format (.clang-format over every C file)"

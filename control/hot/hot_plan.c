@@ -442,7 +442,7 @@ lb_hot_plan_choose(struct lb_hotkey *h, const struct lb_snapshot *s, const struc
 		hfair = h->host_fair[h->host[b]] - k_plan * w / vi->sum_w;
 		/* A carrier's load without the key is its load less an estimate of
 		 * its part, which carries the sketch's sampling noise too. */
-		kv = own * LB_HOT_KEY_VAR;
+		kv = own * h->key_var;
 		fl = h->var_floor[b];
 		hfl = h->host_floor[h->host[b]];
 		base = denoised(h, h->load[b] - own, fair > 0 ? fair : 0, h->var[b], fl,

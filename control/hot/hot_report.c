@@ -34,7 +34,7 @@ find(const struct lb_hotkey *h, uint16_t vip_id, uint64_t key_hash)
 
 void
 lb_hot_report_feed(struct lb_hotkey *h, const struct lb_vip *v, const struct lb_hot_candidate *c,
-                   double share, uint64_t window)
+                   double share, double list_at, uint64_t window)
 {
 	struct lb_hot_report *r;
 	int pos = find(h, v->id, c->key_hash);
@@ -43,7 +43,7 @@ lb_hot_report_feed(struct lb_hotkey *h, const struct lb_vip *v, const struct lb_
 		h->rep[pos].seen += c->count;
 		return;
 	}
-	if (share < h->p.threshold)
+	if (share < list_at)
 		return;
 	if (h->n_rep >= LB_HOT_MAX_REPORTS) {
 		h->report_full++;
@@ -55,6 +55,7 @@ lb_hot_report_feed(struct lb_hotkey *h, const struct lb_vip *v, const struct lb_
 	r->key_hash = c->key_hash;
 	r->key = c->key;
 	r->share = share;
+	r->list_at = list_at;
 	r->since_window = window;
 	r->kind = (uint8_t)lb_hot_report_kind(v);
 	r->fresh = true;
@@ -81,7 +82,10 @@ lb_hot_report_end(struct lb_hotkey *h, const uint64_t *vip_total, const struct l
 			double share = total ? (double)r->seen / (double)total : 0;
 
 			r->share = share > 1 ? 1 : share;
-			r->low_windows = r->share < h->p.threshold_low ? r->low_windows + 1 : 0;
+			double low = h->p.threshold_low > 0 ? h->p.threshold_low
+			                                    : LB_HOT_DEMOTE_BAND * r->list_at;
+
+			r->low_windows = r->share < low ? r->low_windows + 1 : 0;
 			keep = r->low_windows < h->p.demote_windows;
 		}
 		r->kind = (uint8_t)k;

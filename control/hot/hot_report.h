@@ -19,11 +19,15 @@ enum lb_hot_kind lb_hot_report_kind(const struct lb_vip *v);
 
 /**
  * Candidate c of v (kind report or elephant) with share in the window: count
- * it for its listed entry, or list it if share >= threshold (counted in
- * report_full when the list is full).
+ * it for its listed entry, or list it if share >= list_at (the operator's
+ * threshold, or with threshold auto the share that would break the VIP's
+ * cap; counted in report_full when the list is full). A listed key is
+ * delisted after demote_windows windows below threshold_low, or with none
+ * set below LB_HOT_DEMOTE_BAND of list_at.
  */
 void lb_hot_report_feed(struct lb_hotkey *h, const struct lb_vip *v,
-                        const struct lb_hot_candidate *c, double share, uint64_t window);
+                        const struct lb_hot_candidate *c, double share, double list_at,
+                        uint64_t window);
 
 /**
  * End of a window: every entry's share of the window, the demotion count, and

@@ -9,15 +9,24 @@
  * JSON reports in hot_events.c. docs/hot-keys.md "The controller" has the
  * math and the flapping bound.
  *
- * Parameters. A field left 0 takes its default (threshold 0.01, threshold_low
- * threshold / 2, demote_windows 5, epsilon 0.25, ewma_alpha 0.5), so a
- * zero-initialised struct (or NULL at create) means "defaults".
+ * Parameters. A field left 0 takes its default (threshold auto: no floor
+ * beyond the promotion bound; threshold_low threshold / 2, demote_windows 5,
+ * epsilon 0.25, ewma_alpha 0.5), so a zero-initialised struct (or NULL at
+ * create) means "defaults".
+ *
+ * Promotion and demotion follow the load a key puts on its home: with share
+ * p of a VIP whose usable weights sum to W, the home (weight w_h) carries
+ * 1 - p + p W / w_h times its fair load, over the cap c = 1 + epsilon as soon
+ * as p > (c - 1) w_h / (W - w_h) (promotion_bound). A key is promoted when
+ * the lower bound of its share passes that bound, and goes home only when the
+ * upper bound of its smoothed share is LB_HOT_DEMOTE_BAND of it or less.
  *
  * Invariants: every override has 1..LB_HOT_MAX_REPLICAS distinct replicas, all
  * of its VIP (an override with none would read as an empty slot in the
  * snapshot's table), listed in the key's preference order.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +36,6 @@
 #include "control/hot/hotkey.h"
 #include "control/hot/hotkey_internal.h"
 
-#define DEFAULT_THRESHOLD 0.01
 #define DEFAULT_DEMOTE_WINDOWS 5
 #define DEFAULT_EPSILON 0.25
 #define DEFAULT_ALPHA 0.5
@@ -49,8 +57,7 @@ params_resolve(const struct lb_hot_params *in, struct lb_hot_params *out)
 	    !(p.epsilon >= 0 && p.epsilon <= MAX_EPSILON) ||
 	    !(p.ewma_alpha >= 0 && p.ewma_alpha <= 1) || !(p.margin <= MAX_MARGIN))
 		return -EINVAL;
-	if (p.threshold == 0)
-		p.threshold = DEFAULT_THRESHOLD;
+	/* threshold 0 is "auto": the promotion bound alone (promotion_bound). */
 	if (p.threshold_low == 0)
 		p.threshold_low = p.threshold / 2;
 	if (p.threshold_low > p.threshold)
@@ -83,6 +90,7 @@ lb_hotkey_create(const struct lb_hot_params *p)
 	if (h == NULL)
 		return NULL;
 	h->p = rp;
+	h->key_var = LB_HOT_KEY_VAR;
 	h->load = calloc(LB_HOT_N_IDS, sizeof(*h->load));
 	h->load_gen = calloc(LB_HOT_N_IDS, sizeof(*h->load_gen));
 	h->usable = calloc(LB_HOT_N_IDS, sizeof(*h->usable));
@@ -325,28 +333,28 @@ note_plan(struct lb_hotkey *h, uint32_t pos, const struct lb_hot_plan_result *re
  * taken as at least one sample's worth), averaged by an EWMA whose variance
  * is f times one window's (1: one window). */
 static double
-share_rsd(double count, double f)
+share_rsd(const struct lb_hotkey *h, double count, double f)
 {
-	if (!(count > LB_HOT_KEY_VAR))
-		count = LB_HOT_KEY_VAR;
-	return lb_hot_sqrt(LB_HOT_KEY_VAR * f / count);
+	if (!(count > h->key_var))
+		count = h->key_var;
+	return lb_hot_sqrt(h->key_var * f / count);
 }
 
 /* A measured share's lower bound, as a factor: 1 less LB_HOT_SHARE_Z
  * standard deviations of the sketch's sampling noise of a count (variance
- * about LB_HOT_KEY_VAR times the count), at least 0.5. A key is promoted on
+ * about h->key_var times the count), at least 0.5. A key is promoted on
  * it and grown on its smoothed share: instances that measure the same key
  * near a rung's edge start on the lower rung together and step up when the
  * smoothed share, less noisy than one window's, crosses (the dead band keeps
  * them there), rather than each on the side its first window's noise fell. */
 static double
-share_floor(double count)
+share_floor(const struct lb_hotkey *h, double count)
 {
 	double y;
 
 	if (!(count > 0))
 		return 1;
-	y = 1 - LB_HOT_SHARE_Z * share_rsd(count, 1);
+	y = 1 - LB_HOT_SHARE_Z * share_rsd(h, count, 1);
 	return y < 0.5 ? 0.5 : y;
 }
 
@@ -359,11 +367,11 @@ share_floor(double count)
  * the slow share (a divided by LB_HOT_SLOW_DIV) both the climb and the dead
  * band do. */
 static double
-share_bound(const struct lb_hot_ov_state *st, double a)
+share_bound(const struct lb_hotkey *h, const struct lb_hot_ov_state *st, double a)
 {
 	if (!(st->seen_slow > 0))
 		return 1 + LB_HOT_SHARE_Z;
-	return 1 + LB_HOT_SHARE_Z * share_rsd(st->seen_slow, a / (2 - a));
+	return 1 + LB_HOT_SHARE_Z * share_rsd(h, st->seen_slow, a / (2 - a));
 }
 
 /* Whether this window's share of the key (from total packets of its VIP) is
@@ -373,7 +381,8 @@ share_bound(const struct lb_hot_ov_state *st, double a)
  * sample's worth, so a window whose few samples happen to be many is not
  * taken for an arrival. */
 static bool
-share_step(const struct lb_hot_ov_state *st, double share, uint64_t total)
+share_step(const struct lb_hotkey *h, const struct lb_hot_ov_state *st, double share,
+           uint64_t total)
 {
 	double n0 = st->share_ewma * (double)total, d = share - st->share_ewma;
 
@@ -381,10 +390,49 @@ share_step(const struct lb_hot_ov_state *st, double share, uint64_t total)
 		return false;
 	if (n0 < (double)st->seen)
 		n0 = (double)st->seen;
-	if (n0 < LB_HOT_KEY_VAR)
-		n0 = LB_HOT_KEY_VAR;
+	if (n0 < h->key_var)
+		n0 = h->key_var;
 	d = d < 0 ? -d : d;
-	return d > LB_HOT_STEP_Z * n0 * share_rsd(n0, 1) / (double)total;
+	return d > LB_HOT_STEP_Z * n0 * share_rsd(h, n0, 1) / (double)total;
+}
+
+/* The share above which a key puts its home (weight w_h of the VIP's usable
+ * W) over the cap: (c - 1) w_h / (W - w_h); none (infinity) when the home is
+ * the VIP's only usable weight. */
+static double
+promotion_bound(const struct lb_hotkey *h, const struct lb_snapshot *s,
+                const struct lb_hot_vip_info *vi, uint16_t home)
+{
+	double w = lb_hot_plan_weight(s, home);
+
+	if (!(w > 0) || !(vi->sum_w > w))
+		return HUGE_VAL;
+	return h->p.epsilon * w / (vi->sum_w - w);
+}
+
+void
+lb_hotkey_set_key_var(struct lb_hotkey *h, double var)
+{
+	h->key_var = var >= 1 ? var : 1;
+}
+
+double
+lb_hotkey_vip_bound(const struct lb_snapshot *s, const struct lb_vip *v, double epsilon)
+{
+	double sum = 0, wmin = HUGE_VAL;
+
+	for (uint32_t i = 0; i < s->n_backends; i++) {
+		const struct lb_backend *b = &s->backends[i];
+
+		if (b->vip_id != v->id || b->state != LB_BACKEND_ACTIVE || b->weight == 0)
+			continue;
+		sum += b->weight;
+		if (b->weight < wmin)
+			wmin = b->weight;
+	}
+	if (!(sum > wmin))
+		return HUGE_VAL;
+	return epsilon * wmin / (sum - wmin);
 }
 
 /*
@@ -452,8 +500,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 
 			/* The slow share only while the smoothed one, at its upper
 			 * bound, is not below it: a key leaving is not grown for. */
-			if (st->share_ewma * share_bound(st, a) >= st->share_slow)
-				kg = lb_hot_dmax(kg, st->share_slow * share_bound(st, a_slow));
+			if (st->share_ewma * share_bound(h, st, a) >= st->share_slow)
+				kg = lb_hot_dmax(kg, st->share_slow * share_bound(h, st, a_slow));
 			kg *= vi->sum_ewma;
 
 			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, kg, o->replicas,
@@ -468,8 +516,8 @@ check_override(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb
 			 * times larger, would still fit in fewer replicas, both as
 			 * measured lately (at the smoothed share's upper bound) and as
 			 * the slow share's upper bound. */
-			double ks = st->share_slow * share_bound(st, a_slow) * vi->sum_ewma;
-			double ku = st->share_ewma * share_bound(st, a) * vi->sum_ewma;
+			double ks = st->share_slow * share_bound(h, st, a_slow) * vi->sum_ewma;
+			double ku = st->share_ewma * share_bound(h, st, a) * vi->sum_ewma;
 
 			ks = lb_hot_dmax(lb_hot_dmax(k, ku), ks) * LB_HOT_SHRINK_MARGIN;
 			n = lb_hot_plan_choose(h, s, v, vi, o->key_hash, 0, ks, o->replicas,
@@ -571,6 +619,28 @@ create(struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
 	return 0;
 }
 
+/* Whether override o's key fits back on its home this window: an idle VIP
+ * says nothing against it; otherwise the upper bound of its smoothed share is
+ * at most LB_HOT_DEMOTE_BAND of the promotion bound, and the share is below
+ * the operator's threshold_low when one is set. */
+static bool
+goes_home(const struct lb_hotkey *h, const struct lb_snapshot *s, const struct lb_vip *v,
+          const struct lb_hot_vip_info *vi, const struct lb_hot_override *o,
+          const struct lb_hot_ov_state *st, double share, uint64_t total)
+{
+	uint16_t home;
+
+	if (total == 0)
+		return true;
+	if (h->p.threshold_low > 0 && !(share < h->p.threshold_low))
+		return false;
+	home = lb_maglev_pick(s, v, o->key_hash);
+	if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home))
+		return false;
+	return st->share_ewma * share_bound(h, st, h->p.ewma_alpha) <=
+	       LB_HOT_DEMOTE_BAND * promotion_bound(h, s, vi, home);
+}
+
 /* --- the window ----------------------------------------------------------- */
 
 bool
@@ -605,7 +675,11 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		/* Keys that may not be spread are listed, never overridden. */
 		if (lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
 			if (lb_hot_report_kind(v) != LB_HOT_KIND_OFF)
-				lb_hot_report_feed(h, v, &c[i], share > 1 ? 1 : share, window);
+				lb_hot_report_feed(h, v, &c[i], share > 1 ? 1 : share,
+				                   p->threshold > 0
+				                           ? p->threshold
+				                           : lb_hotkey_vip_bound(s, v, p->epsilon),
+				                   window);
 			continue;
 		}
 		pos = index_find(h, v->id, c[i].key_hash);
@@ -615,19 +689,19 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		}
 		if (share > 1)
 			share = 1;
+		/* The operator's floor (0: auto, the bound alone). */
 		if (share < p->threshold)
 			continue;
 		vi = lb_hot_plan_vip_info(h, s, v, load);
 		if (vi->n < 2)
 			continue; /* one backend: nothing to spread over */
-		/* The key's home holds it under the cap (per unit of weight, its
-		 * host over every VIP included): an override would change nothing. */
+		/* Promoted once the share's lower bound takes its home over the cap. */
 		home = lb_maglev_pick(s, v, c[i].key_hash);
 		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home) ||
-		    lb_hot_plan_fits(h, s, vi, home, share * vi->sum_ewma, share * vi->sum_ewma))
+		    !(share * share_floor(h, (double)c[i].count) > promotion_bound(h, s, vi, home)))
 			continue;
 		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
-		           share * share_floor((double)c[i].count), 0, window) == -ENOSPC) {
+		           share * share_floor(h, (double)c[i].count), 0, window) == -ENOSPC) {
 			h->table_full++;
 			continue;
 		}
@@ -680,7 +754,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			 * from this window, as the loads do at a step. The slow
 			 * share does not (a key leaving shrinks slowly, and one
 			 * window taken for a step does not hold r up). */
-			if (share_step(st, share, total))
+			if (share_step(h, st, share, total))
 				st->share_ewma = share;
 			else
 				st->share_ewma = p->ewma_alpha * share +
@@ -698,7 +772,8 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 				st->key_load = share * vi->sum_raw;
 				break;
 			}
-		o->low_windows = share < p->threshold_low ? o->low_windows + 1 : 0;
+		o->low_windows =
+		        goes_home(h, s, v, vi, o, st, share, total) ? o->low_windows + 1 : 0;
 		if (!o->pinned && o->low_windows >= p->demote_windows) {
 			lb_hot_events_add(h, LB_HOT_EV_DEMOTE, window, o);
 			h->demotions++;

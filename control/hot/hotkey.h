@@ -25,8 +25,8 @@ _Static_assert(LB_HOT_MAX_REPLICAS <= LB_OVERRIDE_REPLICAS_MAX,
                "the snapshot lays out every replica the controller plans");
 
 struct lb_hot_params {
-	double threshold;        /* φ: promote when share >= φ (default 0.01) */
-	double threshold_low;    /* demote when share < this ... (default φ/2) */
+	double threshold;     /* operator's floor on a promoted share; 0: auto (the bound alone) */
+	double threshold_low; /* demote when share < this ... (default φ/2) */
 	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
 	double epsilon;          /* c = 1 + ε: the load cap factor (default 0.25) */
 	double ewma_alpha;       /* weight of the newest window in backend loads (default 0.5) */
@@ -177,5 +177,21 @@ uint32_t lb_hotkey_rung(uint32_t r);
 
 /** r = ceil(N p / (c - 1 + p)), at most min(N, LB_HOT_MAX_REPLICAS), at least 1. */
 uint32_t lb_hotkey_replicas(uint32_t n_backends, double share, double c);
+
+/**
+ * The variance of a key's count per unit counted, from the sampling the
+ * sketches used for the window about to be stepped (2^shift when 1 packet in
+ * 2^shift is counted and scaled up); at least 1. Until it is set, a 1-in-16
+ * sampling is assumed.
+ */
+void lb_hotkey_set_key_var(struct lb_hotkey *h, double var);
+
+/**
+ * The smallest share that breaks the cap c = 1 + epsilon on some backend of
+ * v: (c - 1) w / (W - w) for the VIP's lightest usable weight w of its usable
+ * W; HUGE_VAL with fewer than two usable backends. What automatic sampling is
+ * sized for when threshold is auto.
+ */
+double lb_hotkey_vip_bound(const struct lb_snapshot *s, const struct lb_vip *v, double epsilon);
 
 #endif /* LB_HOTKEY_H */

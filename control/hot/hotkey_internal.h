@@ -65,10 +65,18 @@ enum lb_hot_event_type {
  * see independent samples of the same traffic plan alike. */
 #define LB_HOT_DENOISE_Z 3.0
 
-/* The variance of a key's estimated load per unit of it: the sketch counts 1
- * packet in 16 by default and scales up, so a count of n packets varies by
- * about 16 n (loads in packets). */
+/* The variance of a key's estimated load per unit of it when the window
+ * driver has not said which sampling is in force (lb_hotkey_set_key_var): a
+ * sketch counting 1 packet in 16 and scaling up gives a count of n packets a
+ * variance of about 16 n. */
 #define LB_HOT_KEY_VAR 16.0
+
+/* A promoted key goes home only when its share's upper bound is below this
+ * fraction of its VIP's promotion bound (c - 1) w_h / (W - w_h): at 0.8 of
+ * the bound its home carries 1 + 0.8 (c - 1) times its fair load, a fifth of
+ * the cap's headroom below c, so neither the return nor the noise of the
+ * next windows takes the home over the cap. */
+#define LB_HOT_DEMOTE_BAND 0.8
 
 /* Standard deviations of a key's share's sampling noise below its measured
  * value that the plan at promotion takes. */
@@ -122,7 +130,8 @@ struct lb_hot_report {
 	double share;          /* latest measured share of its VIP */
 	uint64_t since_window; /* window it was listed in */
 	uint64_t seen;         /* candidate count this window */
-	uint32_t low_windows;  /* consecutive windows below threshold_low */
+	uint32_t low_windows;  /* consecutive windows below the delisting share */
+	double list_at;        /* the share it was listed at (threshold or the VIP's bound) */
 	uint16_t vip_id;
 	uint8_t kind; /* enum lb_hot_kind: REPORT or ELEPHANT */
 	bool fresh;   /* listed this window: its share is already set */
@@ -175,6 +184,8 @@ struct lb_hot_rank {
 
 struct lb_hotkey {
 	struct lb_hot_params p;
+	/* Variance of a key's count per unit counted (the sampling in force). */
+	double key_var;
 	uint32_t n_ov;
 	struct lb_hot_override ov[LB_HOT_MAX_OVERRIDES];
 	struct lb_hot_ov_state st[LB_HOT_MAX_OVERRIDES];

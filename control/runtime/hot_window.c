@@ -174,21 +174,30 @@ take_loads(struct lb_hot_window *hw, const struct lb_snapshot *s)
 static unsigned int
 hot_read(struct lb_hot_window *hw, uint64_t w, uint32_t *n)
 {
-	unsigned int failed = 0;
+	unsigned int failed = 0, next_shift;
 
 	*n = 0;
 	memset(hw->vip_total, 0, LB_MAX_VIPS * sizeof(*hw->vip_total));
 	/* Test mode: while the file exists, every read fails. */
 	if (hw->miss_file != NULL && access(hw->miss_file, F_OK) == 0)
 		return hw->pub->n_cores ? hw->pub->n_cores : 1;
+	/* The window read now was counted at the shift set at the last read: a
+	 * packet count scaled up by 2^shift varies by about 2^shift per packet.
+	 * (Byte counts keep the controller's default.) */
+	if (hw->pub->cfg->hot.weight != LB_HOT_WEIGHT_BYTES)
+		lb_hotkey_set_key_var(hw->hot, (double)(1u << hw->shift));
+	next_shift = 0;
 	for (unsigned int i = 0; i < hw->pub->n_cores; i++) {
 		uint64_t totals[LB_MAX_VIPS];
 		uint32_t k = 0;
+		unsigned int sh;
 
 		/* The core's next window: its sample rate (hw->sample) and unit. */
-		lb_sketch_adapt(hw->sketches[i], w, hw->sample,
-		                hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES,
-		                lb_hot_window_threshold(hw));
+		sh = lb_sketch_adapt(hw->sketches[i], w, hw->sample,
+		                     hw->pub->cfg->hot.weight == LB_HOT_WEIGHT_BYTES,
+		                     lb_hot_window_threshold(hw));
+		if (sh > next_shift)
+			next_shift = sh;
 		if (!lb_sketch_read(hw->sketches[i], w, hw->cands + *n, HOT_CANDS_PER_CORE, &k,
 		                    totals)) {
 			failed++;
@@ -198,6 +207,7 @@ hot_read(struct lb_hot_window *hw, uint64_t w, uint32_t *n)
 		for (unsigned int v = 0; v < LB_MAX_VIPS; v++)
 			hw->vip_total[v] += totals[v];
 	}
+	hw->shift = next_shift;
 	return failed;
 }
 

@@ -44,6 +44,9 @@ struct lb_hot_window {
 	uint64_t *vip_total;
 	struct lb_sketch_cand *cands;
 	struct lb_hot_candidate *merged;
+	/* The largest sampling shift the cores were given for the window being
+	 * read (set when the previous window was read). */
+	unsigned int shift;
 };
 
 /* A backend's cumulative load on core i in hot.weight's unit (packets or bytes). */
@@ -57,14 +60,26 @@ lb_hot_window_backend_load(const struct lb_hot_window *hw, unsigned int i, uint3
 	               : __atomic_load_n(&b->packets, __ATOMIC_RELAXED);
 }
 
-/* The controller's promotion threshold (what automatic sampling is sized for). */
+/* The smallest share the controller must resolve (what automatic sampling is
+ * sized for): the operator's threshold, or with threshold auto the smallest
+ * promotion bound over the live snapshot's VIPs (0.01 with none). */
 static inline double
 lb_hot_window_threshold(const struct lb_hot_window *hw)
 {
+	const struct lb_snapshot *s = *hw->pub->snap;
 	struct lb_hot_params hp;
+	double t = 0.01;
 
 	lb_hotkey_get_params(hw->hot, &hp);
-	return hp.threshold;
+	if (hp.threshold > 0)
+		return hp.threshold;
+	for (uint32_t i = 0; s != NULL && i < s->n_vips; i++) {
+		double b = lb_hotkey_vip_bound(s, &s->vips[i], hp.epsilon);
+
+		if (b < t)
+			t = b;
+	}
+	return t;
 }
 
 /**

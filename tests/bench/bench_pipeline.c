@@ -38,7 +38,17 @@
  *
  * Usage: bench_pipeline [--json FILE] [NAME-SUBSTRING]  runs the cases whose
  * name contains it; --json also writes every figure to FILE (bench_json.h).
- * SPILLWAY_BENCH_QUICK=1 shrinks every case (for valgrind --tool=callgrind).
+ * SPILLWAY_BENCH_QUICK=1 shrinks every case (for valgrind --tool=callgrind);
+ * SPILLWAY_BENCH_FLOWS=N sets the resident set of the big cases (default 1M,
+ * 64k with SPILLWAY_BENCH_QUICK).
+ *
+ * Under valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no
+ * (tests/bench/ipp_guard.py), each case's timed lb_pipeline_burst calls, and
+ * nothing else, are counted: instrumentation is switched on for the case's
+ * pipeline rounds only (set-up, preloads and baselines run uninstrumented),
+ * collection is toggled around each timed call, and the counts are dumped
+ * under the label "NAME/FLOWS" when the case's rounds end. Outside valgrind
+ * the client requests are a few no-op instructions, skipped by one branch.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -53,6 +63,13 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#else
+#define BENCH_HAVE_CALLGRIND 0
+#endif
 
 #include "control/model/config.h"
 #include "dataplane/flow_table.h"
@@ -81,12 +98,16 @@ static const uint8_t g_port_mac[6] = {0x02, 0x1b, 0, 0, 0, 0x01};
 static uint8_t g_frame[FRAME_LEN];
 volatile uint64_t g_sink; /* keeps the baseline's reads alive */
 
-/* Sizes, shrunk by SPILLWAY_BENCH_QUICK. */
+/* Sizes, shrunk by SPILLWAY_BENCH_QUICK; g_big_flows set by SPILLWAY_BENCH_FLOWS. */
 uint32_t g_rounds = ROUNDS;
 static uint32_t g_hit_packets = HIT_PACKETS;
 static uint32_t g_new_packets = NEW_PACKETS;
 static uint32_t g_big_flows = BIG_FLOWS;
 static const char *g_filter;
+/* Running under callgrind: count each case's timed calls (see the top). */
+static int g_callgrind;
+/* Set while a case's timed rounds run under callgrind: collect those calls. */
+static int g_collect;
 /* Set while the hot-key cases run: frames of flow i come from one of HOT_KEYS
  * source addresses (see mbuf_set). */
 static int g_hot_src;
@@ -255,7 +276,15 @@ round_run(struct bench *b, uint32_t first, const uint32_t *draw, uint32_t n_pkts
 			g_sink += acc;
 		} else {
 			t0 = rte_rdtsc();
+#if BENCH_HAVE_CALLGRIND
+			if (unlikely(g_collect))
+				CALLGRIND_TOGGLE_COLLECT;
+#endif
 			lb_pipeline_burst(b->w, b->s, b->m, LB_BURST, &out);
+#if BENCH_HAVE_CALLGRIND
+			if (unlikely(g_collect))
+				CALLGRIND_TOGGLE_COLLECT;
+#endif
 			t1 = rte_rdtsc();
 			if (out.n_fwd != LB_BURST) {
 				fprintf(stderr,
@@ -301,6 +330,41 @@ selected(const char *name)
 	return g_filter == NULL || strstr(name, g_filter) != NULL;
 }
 
+/*
+ * Under callgrind: instrument from here on, with nothing collected so far
+ * (round_run() collects the timed calls while g_collect is set).
+ */
+static void
+count_start(void)
+{
+	if (!g_callgrind)
+		return;
+#if BENCH_HAVE_CALLGRIND
+	CALLGRIND_START_INSTRUMENTATION;
+	CALLGRIND_ZERO_STATS;
+	g_collect = 1;
+#endif
+}
+
+/* Under callgrind: dump what the case's timed calls executed as "NAME/FLOWS". */
+static void
+count_stop(const char *name, uint32_t resident)
+{
+	if (!g_callgrind)
+		return;
+#if BENCH_HAVE_CALLGRIND
+	char label[128];
+
+	g_collect = 0;
+	snprintf(label, sizeof(label), "%s/%u", name, resident);
+	CALLGRIND_DUMP_STATS_AT(label);
+	CALLGRIND_STOP_INSTRUMENTATION;
+#else
+	(void)name;
+	(void)resident;
+#endif
+}
+
 /* Run a case and its baseline, print one line; -1 if the pipeline failed. */
 static int
 report(struct bench *b, const char *name, uint32_t resident, uint32_t first, const uint32_t *draw,
@@ -312,7 +376,9 @@ report(struct bench *b, const char *name, uint32_t resident, uint32_t first, con
 
 	if (!selected(name))
 		return 0;
+	count_start();
 	pipe = median_run(b, first, draw, n_pkts, fresh, 0, &pipe_min);
+	count_stop(name, resident);
 	if (pipe < 0)
 		return -1;
 	hits = c->flow_hits - hits;
@@ -661,6 +727,7 @@ int
 main(int argc, char **argv)
 {
 	const char *quick = getenv("SPILLWAY_BENCH_QUICK");
+	const char *flows = getenv("SPILLWAY_BENCH_FLOWS");
 	struct rte_mempool *pool;
 	struct lb_snapshot *s;
 	struct bench b = {0};
@@ -670,11 +737,25 @@ main(int argc, char **argv)
 	argc = bj_args(argc, argv);
 	if (argc > 1)
 		g_filter = argv[1];
+#if BENCH_HAVE_CALLGRIND
+	g_callgrind = RUNNING_ON_VALGRIND != 0;
+#endif
 	if (quick != NULL && quick[0] == '1') {
 		g_rounds = 3;
 		g_hit_packets = 1u << 15;
 		g_new_packets = 1u << 13;
 		g_big_flows = 1u << 16;
+	}
+	if (flows != NULL) {
+		char *end;
+		unsigned long n = strtoul(flows, &end, 10);
+
+		if (*flows == '\0' || *end != '\0' || n < 1 || n > FRESH_BASE) {
+			fprintf(stderr, "bench_pipeline: SPILLWAY_BENCH_FLOWS: 1 to %u\n",
+			        FRESH_BASE);
+			return 1;
+		}
+		g_big_flows = (uint32_t)n;
 	}
 	if (test_eal_init("bench_pipeline", "bench-pipeline") < 0) {
 		fprintf(stderr, "bench_pipeline: rte_eal_init: %s\n", rte_strerror(rte_errno));

@@ -463,7 +463,11 @@ test_hotkey_sweep_no_flapping(void **state)
 		double noise = ((double)(rng_next(&rng) >> 11) / (double)(1ULL << 53)) * 2 - 1;
 		bool on;
 
-		share[t] = phi * (1 + 0.7 * tri + 0.15 * noise);
+		/* From 0 to 2.35 phi, at 0 for a tenth of each period: the low end is below 0.8 of
+		 * the promotion bound (c - 1)/(N - 1) = 0.25 phi, where a key goes home. */
+		share[t] = phi * (1 + 1.2 * tri + 0.15 * noise);
+		if (share[t] < 0)
+			share[t] = 0;
 		m->hot = (uint64_t)(share[t] * (double)m->T + 0.5);
 		sim_step(m, NULL);
 		on = find_ov(m->h, 0, HOT_HASH) != NULL;
@@ -804,7 +808,8 @@ test_hotkey_params(void **state)
 	(void)state;
 	assert_non_null(h);
 	lb_hotkey_get_params(h, &p);
-	assert_true(p.threshold == 0.01 && p.threshold_low == 0.005 && p.demote_windows == 5 &&
+	/* threshold auto (0): no floor beyond the VIP's promotion bound. */
+	assert_true(p.threshold == 0 && p.threshold_low == 0 && p.demote_windows == 5 &&
 	            p.epsilon == 0.25 && p.ewma_alpha == 0.5);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;

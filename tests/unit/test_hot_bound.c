@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The hot-key controller against the seeds' arithmetic, with the default
+ * parameters (threshold auto). A key with share p of a VIP of N equal
+ * backends puts 1 - p + N p times the average on its home, over the cap
+ * c = 1 + epsilon as soon as p > (c - 1)/(N - 1). Every expected value here
+ * is computed from that formula in the test (bound()) and from binomial
+ * statistics of the test's own draws: none is taken from the controller.
+ * The simulated VIP (hotkey_fixture.c) spreads the other traffic exactly
+ * evenly, so a backend's load over the average is exactly the formula's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "control/hot/hotkey.h"
+#include "hotkey_fixture.h"
+#include "rng.h"
+
+#define C_CAP 1.25 /* the default epsilon, 0.25 (DESIGN.md) */
+
+/* The share at which a key's home reaches the cap: (c - 1)/(N - 1). */
+static double
+bound(uint32_t n)
+{
+	return (C_CAP - 1) / (double)(n - 1);
+}
+
+/* Load of a key's home over the average with share p on N backends. */
+static double
+home_load(uint32_t n, double p)
+{
+	return 1 - p + (double)n * p;
+}
+
+/* Peak over average with the key's load split evenly over r replicas. */
+static double
+spread_load(uint32_t n, double p, uint32_t r)
+{
+	return 1 - p + (double)n * p / (double)r;
+}
+
+/*
+ * Keys between the bound and 1% break the cap (home up to 1.98 x at N = 100)
+ * and must be spread: at 1.6 times the bound, with at least 10^4 packets of
+ * the key per window, the key is overridden within two windows, and once it
+ * is, no backend is over c (exact counts: a tolerance of one packet's share).
+ */
+static void
+test_hot_bound_promotes_above_bound(void **state)
+{
+	static const uint32_t ns[] = {10, 100, 1000};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		uint32_t n = ns[i];
+		double p = 1.6 * bound(n), ratio = 0;
+		struct sim *m = sim_new(false, n, NULL);
+		const struct lb_hot_override *o = NULL;
+		uint32_t w;
+
+		assert_true(home_load(n, p) > C_CAP);
+		m->T = (uint64_t)(1e4 / p) + 1;
+		if (m->T < 100000)
+			m->T = 100000;
+		m->hot = (uint64_t)(p * (double)m->T + 0.5);
+		for (w = 1; w <= 2 && o == NULL; w++) {
+			sim_step(m, NULL);
+			o = find_ov(m->h, 0, HOT_HASH);
+		}
+		if (o == NULL)
+			fail_msg("N = %u, p = %.5f (bound %.5f): not overridden in 2 windows", n, p,
+			         bound(n));
+		/* Its replicas hold the cap as the formula counts it... */
+		assert_true(o->n_replicas >= 2);
+		assert_true(spread_load(n, p, o->n_replicas) <= C_CAP + 1e-9);
+		/* ...and as the simulated backends carry it. */
+		sim_step(m, &ratio);
+		printf("  N = %u: p = %.5f (%.2f x the bound) home %.3f -> r = %u, peak/avg %.3f\n",
+		       n, p, p / bound(n), home_load(n, p), o->n_replicas, ratio);
+		assert_true(ratio <= C_CAP + (double)n / (double)m->T);
+		sim_free(m);
+	}
+}
+
+/* A key whose home stays under the cap is left on it (no churn for nothing). */
+static void
+test_hot_bound_quiet_below(void **state)
+{
+	static const uint32_t ns[] = {10, 100, 1000};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		uint32_t n = ns[i];
+		double p = 0.6 * bound(n);
+		struct sim *m = sim_new(false, n, NULL);
+
+		m->T = (uint64_t)(1e5 / p) + 1;
+		m->hot = (uint64_t)(p * (double)m->T + 0.5);
+		for (uint32_t w = 0; w < 40; w++) {
+			sim_step(m, NULL);
+			assert_null(find_ov(m->h, 0, HOT_HASH));
+		}
+		sim_free(m);
+	}
+}
+
+/*
+ * Demotion: a key at 8% falls to 0.4% (above the bound 0.25% at N = 100: its
+ * home would carry 1.396 x) and must stay spread; when it falls to 0.1%
+ * (home 1.099 x) it goes home. No window's peak passes the cap once the key
+ * is spread, on the way down or after it went home.
+ */
+static void
+test_hot_bound_demotes_only_when_home_fits(void **state)
+{
+	const uint32_t n = 100;
+	struct sim *m = sim_new(false, n, NULL);
+	double ratio;
+	uint32_t w, home_at = 0;
+
+	(void)state;
+	m->T = 1000000;
+	m->hot = 80000;
+	for (w = 0; w < 10; w++)
+		sim_step(m, NULL);
+	assert_non_null(find_ov(m->h, 0, HOT_HASH));
+	m->hot = 4000;
+	assert_true(home_load(n, 0.004) > C_CAP);
+	for (w = 0; w < 40; w++) {
+		sim_step(m, &ratio);
+		assert_true(ratio <= C_CAP + 1e-3);
+		if (find_ov(m->h, 0, HOT_HASH) == NULL)
+			fail_msg("demoted at p = 0.4%% after %u windows: its home carries %.3f x",
+			         w, home_load(n, 0.004));
+	}
+	m->hot = 1000;
+	assert_true(home_load(n, 0.001) < C_CAP);
+	for (w = 0; w < 40; w++) {
+		sim_step(m, &ratio);
+		assert_true(ratio <= C_CAP + 1e-3);
+		if (home_at == 0 && find_ov(m->h, 0, HOT_HASH) == NULL)
+			home_at = w + 1;
+	}
+	/* Home within the default demote_windows (5) and a few windows of the
+	 * smoothed share's settling. */
+	assert_true(home_at > 0 && home_at <= 10);
+	sim_free(m);
+}
+
+/*
+ * A key held at 1.5 times the bound with binomial noise (10^5 packets a
+ * window, N = 100): the test draws each window's count; the key is spread
+ * and stays spread: at most 2 transitions in 200 windows.
+ */
+static void
+test_hot_bound_noise_no_flapping(void **state)
+{
+	const uint32_t n = 100;
+	const double p = 1.5 * bound(n);
+	struct sim *m = sim_new(false, n, NULL);
+	uint64_t rng = 2026;
+	uint32_t transitions = 0;
+	bool was = false;
+
+	(void)state;
+	m->T = 100000;
+	for (uint32_t w = 0; w < 200; w++) {
+		bool on;
+
+		m->hot = rng_binomial(&rng, m->T, p);
+		sim_step(m, NULL);
+		on = find_ov(m->h, 0, HOT_HASH) != NULL;
+		transitions += on != was;
+		was = on;
+	}
+	printf("  p = %.5f +- %.5f (binomial sd): %u transitions in 200 windows\n", p,
+	       rng_sqrt(p * (1 - p) / (double)m->T), transitions);
+	assert_true(was);
+	assert_true(transitions <= 2);
+	sim_free(m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_hot_bound_promotes_above_bound),
+	        cmocka_unit_test(test_hot_bound_quiet_below),
+	        cmocka_unit_test(test_hot_bound_demotes_only_when_home_fits),
+	        cmocka_unit_test(test_hot_bound_noise_no_flapping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
