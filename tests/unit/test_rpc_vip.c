@@ -116,14 +116,13 @@ with_hot_modes(json_t *vips)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(vips, i, v)
-	{
+	json_array_foreach (vips, i, v) {
 		const char *key = json_string_value(json_object_get(v, "key"));
 
 		if (json_object_get(v, "hot_mode") == NULL)
-			json_object_set_new(v, "hot_mode",
-			                    json_string(strcmp(key, "5tuple") == 0 ? "spread"
-			                                                           : "report"));
+			json_object_set_new(
+			        v, "hot_mode",
+			        json_string(strcmp(key, "5tuple") == 0 ? "spread" : "report"));
 	}
 }
 
