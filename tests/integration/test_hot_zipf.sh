@@ -79,6 +79,7 @@ run_case() {
 		tail -n 20 "$d/spillwayd.stderr"
 		FAILED=1
 		SUMMARY+=("$name: not run to the end")
+		[[ -n ${HOT_ZIPF_KEEP:-} ]] || rm -f "$d/in.pcap" "$d/out.pcap" "$d/in.fifo"
 		return
 	fi
 	rc=0
