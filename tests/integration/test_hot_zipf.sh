@@ -15,7 +15,9 @@
 # last third within max(c, the load of the keys below the bound at their
 # Maglev homes) plus a binomial tolerance, and every source resolvably above
 # the bound (c - 1)/(N - 1) spread over two backends or more after D windows
-# (see hot_zipf_check.py for the derivations).
+# (see hot_zipf_check.py for the derivations). With HOT_ZIPF_IDEAL=1 the
+# same cases go through hot_zipf_ideal.py, a balancer written in the test that
+# meets every rule, instead of spillwayd: the checker's self-test.
 #
 # Cases (HOT_ZIPF_CASES, default all four): zipf-0.8, zipf-1.0, zipf-1.2 with
 # the default flow table; zipf-1.0-ft10 with flows.capacity at 10% of the
@@ -29,6 +31,9 @@
 #        HOT_ZIPF_DELAY=D     promotion delay in windows (default 20)
 #        HOT_ZIPF_SEED=N      generator seed (default 1)
 #        HOT_ZIPF_KEEP=1      keep the work directory (printed at the end)
+#        HOT_ZIPF_IDEAL=1     the checker's self-test: hot_zipf_ideal.py (an ideal
+#                             balancer written in the test) instead of spillwayd;
+#                             every case must pass
 # Exit 0 every case passed, 1 a case failed, 77 skip (no scapy, not root).
 # Each case's daemon and feeder are bounded (timeout) and stopped by PID;
 # the work directory and DPDK runtime files are removed at exit.
@@ -54,33 +59,15 @@ SUMMARY=()
 
 # run_case NAME ALPHA FLOW_PERCENT
 run_case() {
-	local name=$1 alpha=$2 ft=$3 d=$WORK/$1 t0=$SECONDS pid rc feed=0 frac=0
+	local name=$1 alpha=$2 ft=$3 d=$WORK/$1 t0=$SECONDS rc frac=0
 	[[ -n $ft ]] && frac=$($PY -c 'import sys; print(float(sys.argv[1]) / 100)' "$ft")
 	echo "== $name: alpha $alpha, $PACKETS packets${ft:+, flows.capacity $ft% of the open peak}"
 	$PY "$HERE/hot_zipf_gen.py" "$d" --alpha "$alpha" --packets "$PACKETS" --rate "$RATE" \
 		--flow-frac "$frac" --seed "$SEED"
-	mkfifo "$d/in.fifo"
-	local mac
-	mac=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["port_mac"])' "$d/manifest.json")
-	timeout -k 5 600 "$SPW" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-$name" -l 0-1 \
-		--vdev="net_pcap0,rx_pcap=$d/in.fifo,tx_pcap=$d/out.pcap" \
-		-- --config "$d/config.json" --stats-file "$d/stats.json" --port-mac "0=$mac" \
-		--control "$d/ctl.sock" >"$d/spillwayd.stdout" 2>"$d/spillwayd.stderr" &
-	pid=$!
-	PIDS+=("$pid")
-	timeout -k 5 300 $PY "$HERE/hot_zipf_feed.py" "$d" "$d/in.fifo" "$d/ctl.sock" || feed=$?
-	kill -TERM "$pid" 2>/dev/null || true
-	set +e
-	wait "$pid"
-	rc=$?
-	set -e
-	if [[ $feed -ne 0 || $rc -ne 0 ]]; then
-		echo "FAIL: $name: feeder exit $feed, spillwayd exit $rc (expected 0, 0); stderr tail:"
-		tail -n 20 "$d/spillwayd.stderr"
-		FAILED=1
-		SUMMARY+=("$name: not run to the end")
-		[[ -n ${HOT_ZIPF_KEEP:-} ]] || rm -f "$d/in.pcap" "$d/out.pcap" "$d/in.fifo"
-		return
+	if [[ -n ${HOT_ZIPF_IDEAL:-} ]]; then
+		$PY "$HERE/hot_zipf_ideal.py" "$d"
+	else
+		replay "$d" || { SUMMARY+=("$name: not run to the end"); FAILED=1; return; }
 	fi
 	rc=0
 	$PY "$HERE/hot_zipf_check.py" "$d" --delay-windows "$DELAY" --name "$name" || rc=$?
@@ -95,6 +82,32 @@ run_case() {
 	echo "$name: $((SECONDS - t0)) s (generate, replay, check)"
 	# the case's frames are large: keep only what explains the verdict
 	[[ -n ${HOT_ZIPF_KEEP:-} ]] || rm -f "$d/in.pcap" "$d/out.pcap" "$d/in.fifo"
+}
+
+# replay DIR: DIR/in.pcap through spillwayd (FIFO in, DIR/out.pcap out), fed by
+# hot_zipf_feed.py; 1 (the reason printed) if either did not end cleanly.
+replay() {
+	local d=$1 pid rc feed=0 mac
+	mkfifo "$d/in.fifo"
+	mac=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["port_mac"])' "$d/manifest.json")
+	timeout -k 5 600 "$SPW" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-$(basename "$d")" -l 0-1 \
+		--vdev="net_pcap0,rx_pcap=$d/in.fifo,tx_pcap=$d/out.pcap" \
+		-- --config "$d/config.json" --stats-file "$d/stats.json" --port-mac "0=$mac" \
+		--control "$d/ctl.sock" >"$d/spillwayd.stdout" 2>"$d/spillwayd.stderr" &
+	pid=$!
+	PIDS+=("$pid")
+	timeout -k 5 300 $PY "$HERE/hot_zipf_feed.py" "$d" "$d/in.fifo" "$d/ctl.sock" || feed=$?
+	kill -TERM "$pid" 2>/dev/null || true
+	set +e
+	wait "$pid"
+	rc=$?
+	set -e
+	if [[ $feed -ne 0 || $rc -ne 0 ]]; then
+		echo "FAIL: $(basename "$d"): feeder exit $feed, spillwayd exit $rc (expected 0, 0); stderr tail:"
+		tail -n 20 "$d/spillwayd.stderr"
+		[[ -n ${HOT_ZIPF_KEEP:-} ]] || rm -f "$d/in.pcap" "$d/out.pcap" "$d/in.fifo"
+		return 1
+	fi
 }
 
 for c in $CASES; do
