@@ -60,7 +60,19 @@ def main():
     if n == 0:
         sys.exit("hot_zipf_feed: FAIL: empty pcap")
 
-    out = open(fifo, "wb", buffering=0)  # blocks until spillwayd opens it
+    # the FIFO's read end is spillwayd's net_pcap port: wait (bounded) for it
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if time.monotonic() > deadline:
+                sys.exit("hot_zipf_feed: FAIL: nobody opened %s for reading in %d s (%s)"
+                         % (fifo, WAIT_S, e))
+            time.sleep(0.05)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    out = os.fdopen(fd, "wb", buffering=0)
     try:
         fcntl.fcntl(out.fileno(), F_SETPIPE_SZ, 1 << 20)
     except OSError:

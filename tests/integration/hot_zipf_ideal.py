@@ -27,7 +27,6 @@ TTL 64, DF copied from the inner packet, to encap.next_hop_mac.
 
 import array
 import json
-import math
 import mmap
 import os
 import random
