@@ -162,6 +162,7 @@ def main():
     seen = bytearray(n_in)
     conn_be = array.array("h", [-1]) * C
     moved = {}                       # conn -> set of backends
+    moved_at = {}                    # conn -> index of its first packet elsewhere
     out_be = array.array("B", bytes(n_out))
     out_conn = array.array("I", bytes(4 * n_out))
     bad = []
@@ -202,6 +203,8 @@ def main():
         if prev < 0:
             conn_be[conn] = be
         elif prev != be:
+            if conn not in moved:
+                moved_at[conn] = i
             moved.setdefault(conn, {prev}).add(be)
     missing = n_in - sum(seen)
     if bad:
@@ -210,12 +213,30 @@ def main():
         first = seen.index(0)
         fails.append("%d of %d input frames never left (first: input frame %d)"
                      % (missing, n_in, first))
+    # how the moved connections moved (for the report): the index in the
+    # connection of the first packet at another backend, and whether the
+    # connection began at its source's Maglev home
+    moved_how = {"first_elsewhere_at_packet": {}, "began_at_home": 0, "port_reused": 0}
+    if moved:
+        first_use = {}
+        for cn in range(C):
+            k = (rank[cn], sport[cn])
+            if k not in first_use or syn_pos[cn] < syn_pos[first_use[k]]:
+                first_use[k] = cn
+        moved_how["port_reused"] = sum(first_use[(rank[cn], sport[cn])] != cn for cn in moved)
+    for cn, i in moved_at.items():
+        k = str(i)
+        moved_how["first_elsewhere_at_packet"][k] = moved_how["first_elsewhere_at_packet"].get(k, 0) + 1
+        moved_how["began_at_home"] += conn_be[cn] == home[rank[cn]]
     if moved:
         cm = min(moved)
         fails.append("%d connections moved between backends (first: connection %d from %s:%d, "
-                     "backends %s)" % (len(moved), cm, socket.inet_ntoa(struct.pack(
-                         "!I", srcs[rank[cm]])), sport[cm],
-                         sorted(backends[b] for b in moved[cm])))
+                     "backends %s; %d began at their Maglev home, %d on a reused port; first "
+                     "packet elsewhere, by index in the connection: %s)" % (
+                         len(moved), cm, socket.inet_ntoa(struct.pack("!I", srcs[rank[cm]])),
+                         sport[cm], sorted(backends[b] for b in moved[cm]),
+                         moved_how["began_at_home"], moved_how["port_reused"],
+                         dict(sorted(moved_how["first_elsewhere_at_packet"].items()))))
 
     # --- windows: each input frame between two controller windows -------------
     polls = [p for p in feed["polls"] if p[2] is not None]
@@ -316,7 +337,7 @@ def main():
         "backends_over": len(over),
         "above_bound": len(above), "above_bound_spread": len(spread),
         "required": len(required), "required_spread": len(req_spread),
-        "moved": len(moved), "missing": missing, "malformed": len(bad),
+        "moved": len(moved), "moved_how": moved_how, "missing": missing, "malformed": len(bad),
         "first_spread_window": {"median": delays[len(delays) // 2] if delays else None,
                                 "max": delays[-1] if delays else None},
         "daemon": {k: tot.get(k) for k in ("flow_evictions", "flow_unpinned", "hot_spread",
