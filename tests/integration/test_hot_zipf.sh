@@ -13,7 +13,8 @@
 # every output frame against the generator's record: nothing lost or
 # duplicated, no connection at two backends, each backend's load over the
 # last third within max(c, the load of the keys below the bound at their
-# Maglev homes) plus a binomial tolerance, and every source resolvably above
+# Maglev homes) plus a tolerance from the counts (compound Poisson), and
+# every source resolvably above
 # the bound (c - 1)/(N - 1) spread over two backends or more after D windows
 # (see hot_zipf_check.py for the derivations). With HOT_ZIPF_IDEAL=1 the
 # same cases go through hot_zipf_ideal.py, a balancer written in the test that
@@ -38,8 +39,10 @@
 #                             every case must pass
 # Exit 0 every case passed, 1 a case failed, 77 skip (no scapy, not root, or
 # a case not judged).
-# Each case's daemon and feeder are bounded (timeout) and stopped by PID;
-# the work directory and DPDK runtime files are removed at exit.
+# Each case's daemon and feeder are bounded (timeout) and stopped by PID; a
+# case's pcaps are removed once it is judged, the DPDK runtime files and the
+# work directory at exit (the directory is kept, and printed, when a case
+# failed or HOT_ZIPF_KEEP is set).
 set -euo pipefail
 
 SPW=$(readlink -f "${1:?usage: test_hot_zipf.sh SPILLWAYD}")
