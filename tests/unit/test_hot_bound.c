@@ -165,6 +165,46 @@ test_hot_bound_demotes_only_when_home_fits(void **state)
 }
 
 /*
+ * Hysteresis on the way home: a key returning home must leave its home at
+ * least a fifth of the cap's headroom below c (docs/hot-keys.md), so a key
+ * promoted at 2 B that falls to 0.9 B (home 1 + 0.9 (c - 1) = 1.225, within
+ * a tenth of the headroom of c) stays spread for 40 windows, and one that
+ * falls to 0.6 B (home 1.15) goes home within 10 windows.
+ */
+static void
+test_hot_bound_demote_band(void **state)
+{
+	const uint32_t n = 100;
+	struct sim *m = sim_new(false, n, NULL);
+	uint32_t w, home_at = 0;
+
+	(void)state;
+	m->T = 1000000;
+	m->hot = (uint64_t)(2 * bound(n) * (double)m->T);
+	for (w = 0; w < 5; w++)
+		sim_step(m, NULL);
+	assert_non_null(find_ov(m->h, 0, HOT_HASH));
+	m->hot = (uint64_t)(0.9 * bound(n) * (double)m->T);
+	assert_true(home_load(n, 0.9 * bound(n)) > C_CAP - (C_CAP - 1) / 5);
+	for (w = 0; w < 40; w++) {
+		sim_step(m, NULL);
+		if (find_ov(m->h, 0, HOT_HASH) == NULL)
+			fail_msg("home at 0.9 B after %u windows: home %.3f, within a fifth of the "
+			         "headroom of c",
+			         w, home_load(n, 0.9 * bound(n)));
+	}
+	m->hot = (uint64_t)(0.6 * bound(n) * (double)m->T);
+	assert_true(home_load(n, 0.6 * bound(n)) <= C_CAP - (C_CAP - 1) / 5);
+	for (w = 0; w < 40 && home_at == 0; w++) {
+		sim_step(m, NULL);
+		if (find_ov(m->h, 0, HOT_HASH) == NULL)
+			home_at = w + 1;
+	}
+	assert_true(home_at > 0 && home_at <= 10);
+	sim_free(m);
+}
+
+/*
  * A key held at 1.5 times the bound with binomial noise (10^5 packets a
  * window, N = 100): the test draws each window's count; the key is spread
  * and stays spread: at most 2 transitions in 200 windows.
@@ -329,6 +369,7 @@ main(void)
 	        cmocka_unit_test(test_hot_bound_promotes_above_bound),
 	        cmocka_unit_test(test_hot_bound_quiet_below),
 	        cmocka_unit_test(test_hot_bound_demotes_only_when_home_fits),
+	        cmocka_unit_test(test_hot_bound_demote_band),
 	        cmocka_unit_test(test_hot_bound_noise_no_flapping),
 	        cmocka_unit_test(test_hot_bound_weights),
 	        cmocka_unit_test(test_hot_bound_sampling_variance),
