@@ -82,8 +82,8 @@ lb_hotkey_counters_json(const struct lb_hotkey *h)
 	     json_object_set_new(o, "elephants", json_integer(elephants)) != 0 ||
 	     json_object_set_new(o, "listed", json_integer((json_int_t)h->listed)) != 0 ||
 	     json_object_set_new(o, "delisted", json_integer((json_int_t)h->delisted)) != 0 ||
-	     json_object_set_new(o, "report_full", json_integer((json_int_t)h->report_full)) !=
-	             0)) {
+	     json_object_set_new(o, "report_full", json_integer((json_int_t)h->report_full)) != 0 ||
+	     json_object_set_new(o, "unresolved", json_integer((json_int_t)h->unresolved)) != 0)) {
 		json_decref(o);
 		return NULL;
 	}

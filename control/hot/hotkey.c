@@ -666,7 +666,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		const struct lb_hot_vip_info *vi;
 		uint64_t total;
 		uint16_t home;
-		double share;
+		double share, bound;
 		int pos;
 
 		if (v == NULL || vip_total == NULL || (total = vip_total[v->id]) == 0)
@@ -697,9 +697,15 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			continue; /* one backend: nothing to spread over */
 		/* Promoted once the share's lower bound takes its home over the cap. */
 		home = lb_maglev_pick(s, v, c[i].key_hash);
-		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home) ||
-		    !(share * share_floor(h, (double)c[i].count) > promotion_bound(h, s, vi, home)))
+		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home))
 			continue;
+		bound = promotion_bound(h, s, vi, home);
+		if (!(share * share_floor(h, (double)c[i].count) > bound)) {
+			/* Above the bound, but not resolvably: counted. */
+			if (share > bound)
+				h->unresolved++;
+			continue;
+		}
 		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
 		           share * share_floor(h, (double)c[i].count), 0, window) == -ENOSPC) {
 			h->table_full++;

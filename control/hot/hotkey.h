@@ -146,7 +146,9 @@ json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 /**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
  * "infeasible", "active", "pinned", "windows_missed", "reported", "elephants",
- * "listed", "delisted", "report_full"}. Events of type "infeasible" also carry
+ * "listed", "delisted", "report_full", "unresolved" (candidate windows whose
+ * share was above the promotion bound but whose lower bound, under the
+ * sampling in force, was not)}. Events of type "infeasible" also carry
  * "peak": the best peak/average per unit of weight a plan could reach.
  */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);

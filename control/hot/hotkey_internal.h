@@ -196,6 +196,9 @@ struct lb_hotkey {
 	uint32_t ev_n;
 
 	uint64_t promotions, demotions, replans, dropped, table_full, infeasible;
+	/* Candidates above their promotion bound whose share's lower bound was
+	 * not: the sampling in force cannot tell them from the bound. */
+	uint64_t unresolved;
 	uint64_t windows_missed; /* windows not read: no decision was taken on them */
 
 	/* Hot keys listed without an override (hot_report.c). */
