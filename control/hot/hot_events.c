@@ -20,6 +20,7 @@ lb_hot_events_add(struct lb_hotkey *h, enum lb_hot_event_type type, uint64_t win
 
 	e->window = window;
 	e->key_hash = o->key_hash;
+	e->key = o->key;
 	e->share = o->share;
 	e->vip_id = o->vip_id;
 	e->replicas = o->n_replicas;
@@ -58,6 +59,16 @@ lb_hotkey_events_json(const struct lb_hotkey *h)
 		}
 	}
 	return arr;
+}
+
+const struct lb_flow_key *
+lb_hotkey_event_key(const struct lb_hotkey *h, uint32_t i)
+{
+	uint32_t first = (h->ev_next + LB_HOT_MAX_EVENTS - h->ev_n) % LB_HOT_MAX_EVENTS;
+
+	if (i >= h->ev_n)
+		return NULL;
+	return &h->ev[(first + i) % LB_HOT_MAX_EVENTS].key;
 }
 
 json_t *

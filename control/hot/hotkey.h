@@ -144,6 +144,13 @@ void lb_hotkey_listed_at(const struct lb_hotkey *h, uint32_t i, struct lb_hot_li
 json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /**
+ * The key of event i of lb_hotkey_events_json()'s array (oldest first), as
+ * its override named it (all zero when it was not known), or NULL past the
+ * end.
+ */
+const struct lb_flow_key *lb_hotkey_event_key(const struct lb_hotkey *h, uint32_t i);
+
+/**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
  * "infeasible", "active", "pinned", "windows_missed", "reported", "elephants",
  * "listed", "delisted", "report_full", "unresolved" (candidate windows whose

@@ -106,6 +106,7 @@ enum lb_hot_event_type {
 struct lb_hot_event {
 	uint64_t window;
 	uint64_t key_hash;
+	struct lb_flow_key key; /* as the override names it (zero: not known) */
 	double share;
 	uint16_t vip_id;
 	uint16_t replicas;

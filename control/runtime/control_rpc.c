@@ -367,8 +367,13 @@ ops_hot_events(void *arg)
 		const struct lb_vip *v =
 		        snap_vip(s, (uint16_t)json_integer_value(json_object_get(e, "vip_id")));
 
+		const struct lb_flow_key *k = lb_hotkey_event_key(hw->hot, (uint32_t)i);
+
 		if (v != NULL)
 			json_object_set_new(e, "vip", vip_ref_json(v));
+		/* The key as the VIP's key mode sees it, when the override knew it. */
+		if (v != NULL && k != NULL && k->af != 0)
+			json_object_set_new(e, "key", key_json(v, k));
 	}
 	return ev;
 }
