@@ -24,13 +24,14 @@
 _Static_assert(LB_HOT_MAX_REPLICAS <= LB_OVERRIDE_REPLICAS_MAX,
                "the snapshot lays out every replica the controller plans");
 
+/* Ranges and defaults: control/model/params.h; 0 in a field takes its default. */
 struct lb_hot_params {
-	double threshold;     /* operator's floor on a promoted share; 0: auto (the bound alone) */
-	double threshold_low; /* demote when share < this ... (default φ/2) */
-	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
-	double epsilon;          /* c = 1 + ε: the load cap factor (default 0.25) */
-	double ewma_alpha;       /* weight of the newest window in backend loads (default 0.5) */
-	double margin; /* plans stay this fraction below the cap (default 0.05; < 0: none) */
+	double threshold; /* operator's floor on a promoted share; 0: "auto" (the bound alone) */
+	double threshold_low;    /* demote when share < this ... (0: φ/2, or "auto") */
+	uint32_t demote_windows; /* ... for this many consecutive windows */
+	double epsilon;          /* c = 1 + ε: the load cap factor */
+	double ewma_alpha;       /* weight of the newest window in backend loads */
+	double margin;           /* plans stay this fraction below the cap (< 0: none) */
 };
 
 /* One merged candidate of a closed window (sum over cores). */
