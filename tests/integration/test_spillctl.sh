@@ -712,8 +712,8 @@ forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":{}}'
 malformed 'result: expected an array, got an object' hot events
 forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":[{"window":"1200","event":"promote"}]}'
 malformed 'result[0].window: expected an integer, got a string' hot events
-forge hot_set '{"jsonrpc":"2.0","id":"$ID","result":{"threshold":"0.1"}}'
-malformed 'result.threshold: expected a number, got a string' hot set --threshold 0.1
+forge hot_set '{"jsonrpc":"2.0","id":"$ID","result":{"threshold":true}}'
+malformed 'result.threshold: expected a number or a string, got a boolean' hot set --threshold 0.1
 forge drain '{"jsonrpc":"2.0","id":"$ID","result":{"drained":true,"hooks":{"bird":{"announced":"0"}}}}'
 malformed 'result.hooks.bird.announced: expected an integer, got a string' drain
 # The raw call prints any result: only the envelope is checked.
