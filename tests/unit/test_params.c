@@ -9,7 +9,8 @@
  * must get one verdict, and a refusal must name the field. The expected
  * verdicts are the ranges docs/operations.md and docs/control-protocol.md
  * state, written here; nothing is read from the table under test. Also: the
- * document form of "auto" and of numbers, read back to the same values.
+ * document form of "auto", and numbers written at their shortest round-trip
+ * precision that read back to the same values.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include "control/model/config.h"
+#include "control/model/json_text.h"
 #include "control/hot/hotkey.h"
 #include "control/rpc/rpc.h"
 #include "control/runtime/hot_window.h"
@@ -384,7 +386,12 @@ test_params_document_form(void **state)
 	json_decref(j);
 	assert_non_null(cfg);
 	out = lb_config_to_json(cfg);
-	text = json_dumps(out, JSON_INDENT(2));
+	/* As the state file and config_get write it: shortest round-trip numbers. */
+	text = lb_json_text_dumps(out, JSON_INDENT(2));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"threshold\": 0.3,"));
+	assert_non_null(strstr(text, "\"threshold_low\": 0.15\n"));
+	assert_non_null(strstr(text, "\"margin\": 0.07,"));
 	back = json_loads(text, 0, NULL);
 	assert_non_null(back);
 	assert_true(json_real_value(json_object_get(json_object_get(back, "hot"), "threshold")) ==
