@@ -275,6 +275,9 @@ usage_case hot set --sample 9
 usage_case hot set --sample -1
 usage_case hot set --sample 2.5
 usage_case hot set --sample Auto
+usage_case hot set --threshold-low auto0
+usage_case hot set --margin 0.6
+usage_case hot set --ewma-alpha 0
 usage_case hot pin 192.0.2.10:80
 usage_case hot pin 192.0.2.10:80 gateway
 usage_case hot pin 192.0.2.10:80 198.51.100.7:40000
@@ -935,6 +938,9 @@ expect_json 'v["sample"] == 0 and v["window_ms"] == 100'
 ctl hot set --sample=8
 expect_rc 0
 expect_req hot_set '{"sample":8}'
+ctl hot set --threshold auto --margin 0.1 --ewma-alpha 0.25
+expect_rc 0
+expect_req hot_set '{"threshold":"auto","margin":0.1,"ewma_alpha":0.25}'
 
 # The key per the VIP's key mode: 5tuple (dport defaults to the VIP's port).
 ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001 --replicas 2
