@@ -941,6 +941,12 @@ expect_req hot_set '{"sample":8}'
 ctl hot set --threshold auto --margin 0.1 --ewma-alpha 0.25
 expect_rc 0
 expect_req hot_set '{"threshold":"auto","margin":0.1,"ewma_alpha":0.25}'
+# Reals at their shortest round-trip precision, sent and printed.
+ctl --json hot set --threshold 0.3 --threshold-low 0.15
+expect_rc 0
+expect_req hot_set '{"threshold":0.3,"threshold_low":0.15}'
+expect_out_re '^  "threshold": 0\.3,$'
+expect_not_out '0.2999'
 
 # The key per the VIP's key mode: 5tuple (dport defaults to the VIP's port).
 ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001 --replicas 2
