@@ -2,9 +2,10 @@
 /*
  * The hot object's parameters, each defined once: name, type, range, default,
  * unit and where it may be set. The configuration file and SIGHUP (config.c),
- * the control socket's hot_set (rpc_hot.c) and the controller (hotkey.c) all
- * check values against this table; config_hot.c decodes them from JSON for
- * the file and the socket alike. Pure data: no JSON, no DPDK.
+ * the control socket's hot_set (rpc_hot.c), spillctl's hot set options and
+ * the controller (hotkey.c) all check values against this table;
+ * config_hot.c decodes them from JSON for the file and the socket alike.
+ * Pure data: no JSON, no DPDK.
  */
 #ifndef LB_PARAMS_H
 #define LB_PARAMS_H
