@@ -703,6 +703,9 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 		goto error;
 	}
 	if (vips != NULL && json_array_size(vips) > 0) {
+		struct lb_config_vip_set seen = {{0}}; /* 4 KiB */
+		int dup;
+
 		cfg->vips = calloc(json_array_size(vips), sizeof(*cfg->vips));
 		if (cfg->vips == NULL) {
 			fail(&c, "vips", "out of memory");
@@ -718,17 +721,12 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 			    0)
 				goto error;
 			v->id = (uint16_t)i;
-			for (size_t j = 0; j < i; j++) {
-				const struct lb_cfg_vip *o = &cfg->vips[j];
-
-				if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
-				    memcmp(&o->addr, &v->addr, 16) == 0) {
-					fail(&c, p,
-					     "duplicate VIP (same address, port and "
-					     "protocol as vips[%zu])",
-					     j);
-					goto error;
-				}
+			dup = lb_config_vip_set_add(&seen, cfg->vips, (uint32_t)i);
+			if (dup >= 0) {
+				fail(&c, p,
+				     "duplicate VIP (same address, port and protocol as vips[%d])",
+				     dup);
+				goto error;
 			}
 		}
 	}

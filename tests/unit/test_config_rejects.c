@@ -469,6 +469,17 @@ test_config_too_many_vips(void **state)
 	assert_int_equal(cfg->vips[LB_MAX_VIPS - 1].id, LB_MAX_VIPS - 1);
 	lb_config_free(cfg);
 
+	/* A full document with one duplicate: the earlier VIP it repeats is named. */
+	json_array_set_new(vips, LB_MAX_VIPS - 1,
+	                   json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1", "port",
+	                             (json_int_t)518, "protocol", "tcp"));
+	assert_null(lb_config_from_json(root, err, sizeof(err)));
+	assert_error(err, "vips[1023]",
+	             "duplicate VIP (same address, port and protocol as vips[517])");
+	json_array_set_new(vips, LB_MAX_VIPS - 1,
+	                   json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1", "port",
+	                             (json_int_t)LB_MAX_VIPS, "protocol", "tcp"));
+
 	json_array_append_new(vips, json_pack("{s:s, s:i, s:s}", "address", "203.0.113.2", "port",
 	                                      (json_int_t)80, "protocol", "tcp"));
 	assert_null(lb_config_from_json(root, err, sizeof(err)));
