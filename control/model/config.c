@@ -626,11 +626,9 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 		if (!json_is_array(arr))
 			return fail(c, p, "expected an array, got %s", lb_config_json_type(arr));
 		/* Distinct codes so the control socket can tell a limit (-ENOSPC) and
-		 * an allocation failure (-ENOMEM) from a malformed field. */
-		if (json_array_size(arr) > LB_CFG_MAX_BACKENDS_PER_VIP) {
-			fail(c, p, "too many backends (at most 65534 per VIP)");
-			return -ENOSPC;
-		}
+		 * an allocation failure (-ENOMEM) from a malformed field. One limit:
+		 * backend ids (LB_FLOW_BACKEND_BITS) number the memberships of all
+		 * VIPs, so it bounds one VIP's too, on the array's size alone. */
 		if (*next_backend_id + json_array_size(arr) > LB_MAX_BACKENDS) {
 			fail(c, p, "too many backends in all (at most %u)", LB_MAX_BACKENDS);
 			return -ENOSPC;

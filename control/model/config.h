@@ -28,7 +28,6 @@
 #define LB_HOT_WEIGHT_BYTES 1
 #define LB_HOT_SAMPLE_AUTO (-1) /* chosen per core from its measured packet rate */
 #define LB_HOT_SAMPLE_MAX 8
-#define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
 
 struct lb_cfg_backend {
 	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
