@@ -299,11 +299,10 @@ classify_burst(const struct lb_worker *w, const struct lb_snapshot *s, struct rt
  */
 static inline void
 forward_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
-              const struct pkt_state *st, uint16_t n, uint16_t mtu, struct lb_burst_out *out)
+              const struct pkt_state *st, uint16_t n, uint16_t mtu, struct lb_burst_out *out,
+              struct lb_core_counters *cnt, struct lb_flow_table *ft, uint32_t now,
+              uint32_t tcp_idle, uint32_t udp_idle)
 {
-	struct lb_core_counters *cnt = w->cnt;
-	struct lb_flow_table *ft = w->ft;
-	const uint32_t now = w->now, tcp_idle = w->tcp_idle, udp_idle = w->udp_idle;
 	struct lb_encap4_tmpl t4;
 	struct vip_acc acc = {0, 0, 0};
 	uint64_t hits = 0;
@@ -381,7 +380,10 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
                   uint16_t n, struct lb_burst_out *out)
 {
 	struct pkt_state st[LB_BURST];
-	const uint16_t mtu = lb_pmtu_gate(w->pmtu, s->encap.mtu, w->now);
+	struct lb_core_counters *cnt = w->cnt;
+	struct lb_flow_table *ft = w->ft;
+	const uint32_t now = w->now, tcp_idle = w->tcp_idle, udp_idle = w->udp_idle;
+	const uint16_t mtu = lb_pmtu_gate(w->pmtu, s->encap.mtu, now);
 	const struct lb_vip *burst_vip;
 	bool uniform;
 
@@ -401,7 +403,7 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	 * Keys of packets without a VIP are hashed too (they are well defined:
 	 * the parser zeroes them first); that costs less than sorting them out.
 	 */
-	hash_burst(s, w->ft, st, n);
+	hash_burst(s, ft, st, n);
 	/* While the buckets arrive: the sketch (its counters are L2-resident). */
 	if (w->sketch != NULL) {
 		if (uniform)
@@ -409,5 +411,5 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 		else
 			sketch_burst(w->sketch, s, st, n);
 	}
-	forward_burst(w, s, pkts, st, n, mtu, out);
+	forward_burst(w, s, pkts, st, n, mtu, out, cnt, ft, now, tcp_idle, udp_idle);
 }
