@@ -5,6 +5,11 @@
  * (control_rpc.c), then runs them on an event loop (loop.c) of callbacks for
  * the signalfd (SIGHUP reloads, SIGTERM/SIGINT drain or stop), the periodic
  * timerfd, the control socket's epoll set and the metrics endpoint.
+ *
+ * Stop signals with a drain hook (BIRD): the first withdraws and stops after
+ * the drain wait; a second, while a hook's exchange is under way, stops as
+ * soon as that exchange ends (BIRD's answer or the exchange's own deadline),
+ * so a withdrawal once started reaches BIRD; a third stops at once.
  */
 #include <errno.h>
 #include <signal.h>
@@ -50,8 +55,9 @@ struct lb_control {
 	uint64_t last_rx;
 	uint64_t idle_ms;
 	/* On a stop signal with a drain hook, the loop ends at stop_ms (0: no
-	 * stop pending). */
+	 * stop pending), once no hook is busy. */
 	uint64_t stop_ms;
+	unsigned int stop_signals; /* SIGTERM/SIGINT read so far */
 	/* Test mode only: SPILLWAY_TEST_STALL_FILE (NULL: off). */
 	const char *stall_file;
 };
@@ -408,9 +414,11 @@ hooks_attach(struct lb_control *c, struct lb_loop *loop)
 
 /* What a tick decided about the loop. */
 enum tick_verdict {
-	TICK_GO_ON,      /* keep running */
-	TICK_IDLE_STOP,  /* no packet for idle_exit_ms: stop */
-	TICK_DRAIN_OVER, /* the drain wait after a stop signal is over: stop */
+	TICK_GO_ON,     /* keep running */
+	TICK_IDLE_STOP, /* no packet for idle_exit_ms: stop */
+	/* The stop a signal asked for is due (the drain wait over, or the hook
+	 * exchange a second signal waits for ended or was given up): stop. */
+	TICK_DRAIN_OVER,
 };
 
 static enum tick_verdict
@@ -468,8 +476,23 @@ stop_draining(struct lb_control *c, int sig)
 		c->stop_ms = 1;
 	fprintf(stderr,
 	        "spillwayd: %s: routes withdrawn, forwarding for %llu ms more, then stopping "
-	        "(send it again to stop now)\n",
+	        "(send it again to stop once BIRD has answered, a third time to stop now)\n",
 	        strsignal(sig), (unsigned long long)(c->stop_ms - now));
+}
+
+/*
+ * A second stop signal while a hook's exchange is under way: stop from the
+ * tick as soon as no hook is busy (each exchange ends by its answer or its
+ * own deadline; STOP_HOOK_WAIT_MS caps the whole), not after the drain wait.
+ */
+static void
+stop_after_exchange(struct lb_control *c, int sig)
+{
+	c->stop_ms = lb_now_ms();
+	fprintf(stderr,
+	        "spillwayd: %s again: finishing the withdrawal under way with BIRD, then "
+	        "stopping (send it again to stop now)\n",
+	        strsignal(sig));
 }
 
 /* The timerfd: periodic work, and the stops it decides (drain wait over, idle). */
@@ -482,7 +505,10 @@ on_timer(struct lb_loop *loop, int fd, uint32_t events, void *arg)
 	(void)fd;
 	(void)events;
 	if (t == TICK_DRAIN_OVER) {
-		fprintf(stderr, "spillwayd: drain wait over, stopping\n");
+		fprintf(stderr, "spillwayd: %s, stopping\n",
+		        hooks_busy(c)          ? "gave up waiting for the exchange with BIRD"
+		        : c->stop_signals >= 2 ? "exchange with BIRD over"
+		                               : "drain wait over");
 		lb_loop_stop(loop);
 	} else if (t == TICK_IDLE_STOP) {
 		fprintf(stderr, "spillwayd: idle for %u ms, stopping\n", c->p.idle_exit_ms);
@@ -503,7 +529,8 @@ on_server(struct lb_loop *loop, int fd, uint32_t events, void *arg)
 		lb_loop_stop(loop);
 }
 
-/* The signalfd: SIGHUP reloads; SIGTERM/SIGINT drain first (with an announcer) or stop. */
+/* The signalfd: SIGHUP reloads; SIGTERM/SIGINT drain first (with an announcer),
+ * finish the exchange under way (the second), or stop. */
 static void
 on_signal(struct lb_loop *loop, int fd, uint32_t events, void *arg)
 {
@@ -516,8 +543,13 @@ on_signal(struct lb_loop *loop, int fd, uint32_t events, void *arg)
 			reload(c);
 			continue;
 		}
-		if (c->rpc.ops.drain != NULL && c->stop_ms == 0) {
+		c->stop_signals++;
+		if (c->rpc.ops.drain != NULL && c->stop_signals == 1) {
 			stop_draining(c, (int)si.ssi_signo);
+			continue;
+		}
+		if (c->rpc.ops.drain != NULL && c->stop_signals == 2 && hooks_busy(c)) {
+			stop_after_exchange(c, (int)si.ssi_signo);
 			continue;
 		}
 		fprintf(stderr, "spillwayd: %s, stopping\n", strsignal((int)si.ssi_signo));

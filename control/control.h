@@ -58,7 +58,8 @@ struct lb_control_params {
 	/* SIGTERM/SIGINT with a drain hook: withdraw, keep forwarding this long
 	 * (counted from the drain if the instance was already drained), then
 	 * stop. 0: stop at once (after the withdrawal). A second signal stops
-	 * at once. */
+	 * as soon as the exchange with BIRD under way ends (its answer or its
+	 * deadline), at once if none is; a third stops at once. */
 	uint32_t drain_wait_ms;
 };
 

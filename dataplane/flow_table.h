@@ -25,7 +25,7 @@
 /* lb_flow_entry.state */
 enum lb_flow_state {
 	LB_FLOW_ESTABLISHED = 0, /* confirmed by a second packet of the flow */
-	LB_FLOW_NEW = 1,         /* one packet seen so far: short lifetime, evicted first */
+	LB_FLOW_NEW = 1,         /* one packet seen so far: short lifetime, evicted second */
 	LB_FLOW_CLOSING = 2,     /* a FIN or RST seen: short lifetime, evicted first */
 };
 
@@ -130,6 +130,14 @@ lb_flow_lookup(const struct lb_flow_table *ft, uint64_t sig, uint32_t now)
 	return NULL;
 }
 
+/* Which entry a full bucket gives up first: closing (2), new (1), then
+ * established (0). */
+static inline unsigned int
+lb_flow_evict_rank(unsigned int state)
+{
+	return state == LB_FLOW_CLOSING ? 2 : state == LB_FLOW_NEW ? 1 : 0;
+}
+
 /* lb_flow_insert_state() results */
 #define LB_FLOW_INS_OK 0      /* into its own, an empty or an expired way */
 #define LB_FLOW_INS_EVICTED 1 /* a live entry of another flow was replaced */
@@ -138,8 +146,9 @@ lb_flow_lookup(const struct lb_flow_table *ft, uint64_t sig, uint32_t now)
 /**
  * Insert or overwrite the entry for sig with the given state: reuse its own
  * way if present, else an empty or expired way, else evict the live entry
- * that expires first among those not established (new, closing); if every
- * way is established, evict the soonest of them only if evict_established.
+ * that expires first among the closing ones, else among the new ones; if
+ * every way is established, evict the soonest of them only if
+ * evict_established.
  *
  * @return LB_FLOW_INS_OK, LB_FLOW_INS_EVICTED or LB_FLOW_INS_FULL.
  */
@@ -167,19 +176,23 @@ lb_flow_insert_state(struct lb_flow_table *ft, uint64_t sig, uint32_t now, uint3
 			victim = e;
 	}
 	if (victim == NULL) {
-		/* Not established before established, then the soonest to expire. */
-		bool vsoft = false;
+		/* Closing before new before established (enum lb_flow_state's
+		 * values, ranked by lb_flow_evict_rank), then the soonest to
+		 * expire: a closing entry guards only a finished connection's
+		 * last packets, a new one keeps an opening connection on the
+		 * backend its first packet went to. */
+		unsigned int vrank = 0;
 
 		for (int i = 0; i < LB_FLOW_WAYS; i++) {
 			struct lb_flow_entry *e = &b->e[i];
-			bool soft = e->state != LB_FLOW_ESTABLISHED;
+			unsigned int rank = lb_flow_evict_rank(e->state);
 
-			if (!soft && !evict_established)
+			if (rank == 0 && !evict_established)
 				continue;
-			if (victim == NULL || soft > vsoft ||
-			    (soft == vsoft && (int32_t)(e->expires - victim->expires) < 0)) {
+			if (victim == NULL || rank > vrank ||
+			    (rank == vrank && (int32_t)(e->expires - victim->expires) < 0)) {
 				victim = e;
-				vsoft = soft;
+				vrank = rank;
 			}
 		}
 		if (victim == NULL)

@@ -67,6 +67,40 @@ check_control(const struct lb_options *o)
 	return 0;
 }
 
+/*
+ * --bird-withdraw: the include file emptied and BIRD reloaded, for a stop
+ * the daemon did not finish itself (the exit status, 0 or 1). A daemon still
+ * answering on --control keeps its own announcements: refused.
+ */
+static int
+bird_withdraw_only(const struct lb_options *o)
+{
+	char err[512];
+	int rc;
+
+	if (o->bird_include == NULL) {
+		fprintf(stderr, "spillwayd: --bird-withdraw: no --bird-include, nothing to "
+		                "withdraw\n");
+		return 0;
+	}
+	if (o->control != NULL &&
+	    lb_server_check_path(o->control, err, sizeof(err)) == -EADDRINUSE) {
+		fprintf(stderr,
+		        "spillwayd: --bird-withdraw: %s; a running spillwayd withdraws with "
+		        "spillctl drain\n",
+		        err);
+		return 1;
+	}
+	rc = lb_bird_withdraw(o->bird_include, o->bird_socket, 0, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "spillwayd: --bird-withdraw: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "spillwayd: --bird-withdraw: %s emptied, BIRD (%s) reloaded it\n",
+	        o->bird_include, o->bird_socket);
+	return 0;
+}
+
 /* Load a configuration document; NULL after one "spillwayd: FILE: ..." line. */
 static struct lb_config *
 load_config(const char *path)
@@ -467,6 +501,8 @@ main(int argc, char **argv)
 
 	if (lb_options_parse(argc, argv, &opt, &eal_argc) != 0)
 		return EXIT_USAGE;
+	if (opt.bird_withdraw)
+		return bird_withdraw_only(&opt);
 	rc = check_control(&opt);
 	if (rc != 0)
 		return rc;

@@ -25,6 +25,7 @@ enum {
 	OPT_XDP_PROG,
 	OPT_BIRD_INCLUDE,
 	OPT_BIRD_SOCKET,
+	OPT_BIRD_WITHDRAW,
 	OPT_DRAIN_WAIT,
 	OPT_METRICS,
 	OPT_DST_MAC_CHECK,
@@ -145,9 +146,20 @@ usage(FILE *f)
 	        "      --drain-wait MS      with BIRD: on SIGTERM/SIGINT, withdraw every route,\n"
 	        "                           keep forwarding MS ms so the routers move traffic\n"
 	        "                           away, then stop (default 5000; 0: stop right after\n"
-	        "                           the withdrawal; a second signal stops at once).\n"
+	        "                           the withdrawal; a second signal stops once the\n"
+	        "                           exchange with BIRD under way ends, a third at\n"
+	        "                           once).\n"
 	        "                           The control socket's drain/undrain do the same\n"
 	        "                           without stopping (spillctl drain).\n"
+	        "      --bird-withdraw      do not run: write the --bird-include file with no\n"
+	        "                           route, have BIRD (--bird-socket) reload it, wait\n"
+	        "                           for its answer (2 s at most) and exit (0: BIRD\n"
+	        "                           took it, or no --bird-include: nothing to do; 1:\n"
+	        "                           it failed). No EAL, no port; every other option\n"
+	        "                           is checked and ignored, so it takes the daemon's\n"
+	        "                           own command line. Refused (1) while a spillwayd\n"
+	        "                           answers on --control. For the stop after a crash\n"
+	        "                           (the packaged unit's ExecStopPost).\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
 	        "\n"
@@ -227,6 +239,7 @@ parse_options(int argc, char **argv, struct lb_options *o)
 	        {"xdp-prog", required_argument, NULL, OPT_XDP_PROG},
 	        {"bird-include", required_argument, NULL, OPT_BIRD_INCLUDE},
 	        {"bird-socket", required_argument, NULL, OPT_BIRD_SOCKET},
+	        {"bird-withdraw", no_argument, NULL, OPT_BIRD_WITHDRAW},
 	        {"drain-wait", required_argument, NULL, OPT_DRAIN_WAIT},
 	        {"metrics", required_argument, NULL, OPT_METRICS},
 	        {"dst-mac-check", required_argument, NULL, OPT_DST_MAC_CHECK},
@@ -259,6 +272,9 @@ parse_options(int argc, char **argv, struct lb_options *o)
 			break;
 		case OPT_BIRD_SOCKET:
 			o->bird_socket = optarg;
+			break;
+		case OPT_BIRD_WITHDRAW:
+			o->bird_withdraw = true;
 			break;
 		case OPT_DRAIN_WAIT:
 			if (parse_uint(optarg, 3600000, &v) != 0) {
@@ -363,7 +379,7 @@ parse_options(int argc, char **argv, struct lb_options *o)
 		usage_short();
 		return -EINVAL;
 	}
-	if (o->config == NULL && o->state == NULL) {
+	if (o->config == NULL && o->state == NULL && !o->bird_withdraw) {
 		fprintf(stderr, "spillwayd: --config FILE (or an existing --state FILE) is "
 		                "required\n");
 		usage_short();

@@ -29,6 +29,7 @@ struct lb_options {
 	const char *bird_include; /* both or neither: route announcement through BIRD */
 	const char *bird_socket;
 	uint32_t drain_wait_ms;
+	bool bird_withdraw;       /* --bird-withdraw: withdraw through BIRD and exit */
 	bool no_dst_mac_check;    /* --dst-mac-check off: every destination MAC is accepted */
 	unsigned int n_port_macs; /* --port-mac PORT=MAC, in order */
 	struct {
@@ -41,7 +42,7 @@ struct lb_options {
  * Parse argv: the arguments before "--" are EAL's (*eal_argc of them, argv[0]
  * included), the ones after it go into o. Without "--", only --help/-h and
  * --version/-V are understood. --help and --version print to stdout and
- * exit(0) the process.
+ * exit(0) the process. With --bird-withdraw, --config/--state may be absent.
  *
  * @return 0, or -EINVAL after a message on stderr (bad usage: exit status 2):
  * the cause, then for a malformed command line one usage line and a pointer

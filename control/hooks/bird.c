@@ -220,6 +220,43 @@ lb_bird_command(const char *socket_path, const char *cmd, uint32_t timeout_ms, c
 	return rc;
 }
 
+/* Whether a reply code to "configure" means BIRD takes the file: 0003
+ * Reconfigured, 0004 in progress, 0005 queued after the one in progress,
+ * 0017 queued, replacing an earlier queued one. */
+static bool
+reload_accepted(int code)
+{
+	return code == 3 || code == 4 || code == 5 || code == 17;
+}
+
+int
+lb_bird_withdraw(const char *include_path, const char *socket_path, uint32_t timeout_ms, char *err,
+                 size_t errlen)
+{
+	char text[512], msg[ERR_LEN];
+	size_t len = lb_bird_render(NULL, 0, text, sizeof(text));
+	int rc;
+
+	if (len >= sizeof(text)) {
+		snprintf(err, errlen, "%s: the empty include file does not fit", include_path);
+		return -ENOMEM;
+	}
+	rc = lb_persist_write_text(include_path, text, len, 0644, err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = lb_bird_command(socket_path, "configure", timeout_ms ? timeout_ms : LB_BIRD_TIMEOUT_MS,
+	                     msg, sizeof(msg));
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", msg);
+		return rc;
+	}
+	if (!reload_accepted(rc)) {
+		snprintf(err, errlen, "%s: configure: BIRD answered %04d %s", socket_path, rc, msg);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 /* ---- the exchange on the loop ---- */
 
 static void on_ready(struct lb_loop *loop, int fd, uint32_t events, void *arg);
@@ -285,11 +322,7 @@ finish(struct lb_bird *b, int code)
 	enum last_result res = RES_ERROR;
 
 	update_registration(b);
-	switch (code) {
-	case 3:  /* Reconfigured */
-	case 4:  /* Reconfiguration in progress */
-	case 5:  /* already in progress: queued, BIRD applies ours next */
-	case 17: /* in progress, queued config replaced by ours */
+	if (code >= 0 && reload_accepted(code)) {
 		if (b->retry_ms != 0)
 			fprintf(stderr, "spillwayd: bird: in step again (%u prefix(es))\n",
 			        b->n_file);
@@ -302,8 +335,6 @@ finish(struct lb_bird *b, int code)
 		if (b->file_valid && !in_step(b))
 			start_exchange(b); /* the file changed meanwhile */
 		return;
-	default:
-		break;
 	}
 	if (code < 0) {
 		snprintf(err, sizeof(err), "%s", b->ctl.msg);

@@ -117,6 +117,21 @@ uint32_t lb_bird_prefixes(const struct lb_snapshot *s, struct lb_bird_prefix *ou
 size_t lb_bird_render(const struct lb_bird_prefix *p, uint32_t n, char *buf, size_t len);
 
 /**
+ * Withdraw everything without a running announcer: write the include file
+ * with no prefix (the text a drained announcer writes), then ask BIRD to
+ * load it ("configure") and wait for its answer, at most timeout_ms (0:
+ * LB_BIRD_TIMEOUT_MS). Blocking; for a stop after the daemon is gone
+ * (spillwayd --bird-withdraw, the unit's ExecStopPost).
+ *
+ * @return 0 once BIRD has accepted the reload (reply 0003, 0004, 0005 or 0017),
+ *   or -errno with "what: why" in err: the file cannot be written (BIRD is
+ *   not asked), BIRD cannot be reached or does not answer in time, or
+ *   -EPROTO for a refusal (its reply code and text in err).
+ */
+int lb_bird_withdraw(const char *include_path, const char *socket_path, uint32_t timeout_ms,
+                     char *err, size_t errlen);
+
+/**
  * Send one command on BIRD's control socket and wait, at most timeout_ms in
  * all, for the welcome and the command's final reply line. Blocking (poll):
  * for tools and tests; the announcer itself never waits.

@@ -599,13 +599,13 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 	if ((rc = get_enum(c, path, o, "protocol", proto_names, &proto)) != 0)
 		return rc;
 	v->proto = proto == 0 ? IPPROTO_TCP : IPPROTO_UDP;
-	v->hot_mode = LB_HOT_SPREAD;
+	v->key_mode = LB_KEY_5TUPLE;
+	if ((rc = get_enum(c, path, o, "key", lb_config_key_names, &v->key_mode)) != 0)
+		return rc;
+	v->hot_mode = lb_config_hot_mode_default(v->key_mode);
 	if (json_object_get(o, "hot_mode") != NULL &&
 	    (rc = lb_config_hot_mode_from_json(json_object_get(o, "hot_mode"), v->proto, path,
 	                                       &v->hot_mode, c->err, c->errlen)) != 0)
-		return rc;
-	v->key_mode = LB_KEY_5TUPLE;
-	if ((rc = get_enum(c, path, o, "key", lb_config_key_names, &v->key_mode)) != 0)
 		return rc;
 	v->encap = LB_ENCAP_IPIP;
 	if ((rc = get_enum(c, path, o, "encap", lb_config_encap_names, &v->encap)) != 0)

@@ -222,6 +222,19 @@ const char *lb_config_json_type(const json_t *v);
 const char *lb_config_unknown_key(const json_t *obj, const char *const *allowed);
 
 /**
+ * The hot_mode of a VIP that does not set one, from its key mode: "report"
+ * for a VIP keyed on the source address (src_ip, src_ip_dport), whose keys
+ * are affinity an operator asked for (spreading a source's new connections
+ * over several backends breaks sessions that span connections); "spread"
+ * for a 5-tuple VIP, whose keys are connections. "spread" set explicitly
+ * always spreads.
+ */
+uint8_t lb_config_hot_mode_default(uint8_t key_mode);
+
+/** The spelling of a hot_mode ("spread", "report", "off", "per_packet"). */
+const char *lb_config_hot_mode_name(uint8_t hot_mode);
+
+/**
  * A VIP's hot_mode value (v, the member's JSON) for a VIP of protocol proto:
  * "spread", "report", "off" or (UDP VIPs only) "per_packet" into *out;
  * "per_packet" on any other protocol is refused (a TCP connection must stay on

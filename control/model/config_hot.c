@@ -24,6 +24,18 @@ field(char *buf, size_t len, const char *path, const char *key)
 	return buf;
 }
 
+uint8_t
+lb_config_hot_mode_default(uint8_t key_mode)
+{
+	return key_mode == LB_KEY_5TUPLE ? LB_HOT_SPREAD : LB_HOT_REPORT;
+}
+
+const char *
+lb_config_hot_mode_name(uint8_t hot_mode)
+{
+	return hot_mode <= LB_HOT_PER_PACKET ? lb_config_hot_mode_names[hot_mode] : "?";
+}
+
 int
 lb_config_hot_mode_from_json(const json_t *v, uint8_t proto, const char *path, uint8_t *out,
                              char *err, size_t errlen)

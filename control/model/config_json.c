@@ -51,8 +51,9 @@ lb_config_vip_to_json(const struct lb_cfg_vip *v)
 	              "protocol", v->proto == IPPROTO_TCP ? "tcp" : "udp", "key",
 	              lb_config_key_names[v->key_mode], "encap", lb_config_encap_names[v->encap],
 	              "backends", bes);
-	/* hot_mode only when not the default, so documents without it read the same. */
-	if (o != NULL && v->hot_mode != LB_HOT_SPREAD &&
+	/* hot_mode only when not its key mode's default, so documents without it
+	 * read the same. */
+	if (o != NULL && v->hot_mode != lb_config_hot_mode_default(v->key_mode) &&
 	    json_object_set_new(o, "hot_mode",
 	                        json_string(lb_config_hot_mode_names[v->hot_mode])) != 0) {
 		json_decref(o);

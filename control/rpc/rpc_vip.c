@@ -35,6 +35,23 @@ new_vip_id(const struct lb_config *cfg, uint16_t *id)
 	return -ENOSPC;
 }
 
+/* A VIP as vip_list and vip_get show it: its configuration, with the hot_mode
+ * in force even when it is its key mode's default (which the state file
+ * leaves out). */
+static json_t *
+vip_view(const struct lb_cfg_vip *v)
+{
+	json_t *o = lb_config_vip_to_json(v);
+
+	if (o != NULL && json_object_get(o, "hot_mode") == NULL &&
+	    json_object_set_new(o, "hot_mode", json_string(lb_config_hot_mode_name(v->hot_mode))) !=
+	            0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static int
 rpc_vip_list(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
@@ -45,7 +62,7 @@ rpc_vip_list(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *
 		return out->code;
 	list = json_array();
 	for (uint32_t i = 0; list != NULL && i < cfg->n_vips; i++) {
-		if (json_array_append_new(list, lb_config_vip_to_json(&cfg->vips[i])) != 0) {
+		if (json_array_append_new(list, vip_view(&cfg->vips[i])) != 0) {
 			json_decref(list);
 			list = NULL;
 		}
@@ -64,7 +81,7 @@ rpc_vip_get(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 	vi = lb_rpc_find_vip(lb_rpc_view(t), &ref);
 	if (vi < 0)
 		return lb_rpc_fail_no_vip(out, &ref);
-	return lb_rpc_succeed(out, lb_config_vip_to_json(&lb_rpc_view(t)->vips[vi]));
+	return lb_rpc_succeed(out, vip_view(&lb_rpc_view(t)->vips[vi]));
 }
 
 static int

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,23 @@ ops_hot_list(void *arg)
 		                                     "since_window", (json_int_t)l.since_window));
 	}
 	json_object_set_new(root, "reported", arr);
+	/* The promotion bound in force per VIP: the share at which a key on its
+	 * lightest usable backend takes it over the cap (null: fewer than two
+	 * usable backends), and the operator's floor on top of it. */
+	arr = json_array();
+	for (uint32_t i = 0; s != NULL && i < s->n_vips; i++) {
+		struct lb_hot_params hp;
+		double b;
+
+		lb_hotkey_get_params(hw->hot, &hp);
+		b = lb_hotkey_vip_bound(s, &s->vips[i], hp.epsilon);
+		json_array_append_new(
+		        arr, json_pack("{s:o, s:s, s:o, s:o}", "vip", vip_ref_json(&s->vips[i]),
+		                       "hot_mode", lb_config_hot_mode_name(s->vips[i].hot_mode),
+		                       "bound", b < HUGE_VAL ? json_real(b) : json_null(), "floor",
+		                       hp.threshold > 0 ? json_real(hp.threshold) : json_null()));
+	}
+	json_object_set_new(root, "bounds", arr);
 	return root;
 }
 

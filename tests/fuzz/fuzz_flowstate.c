@@ -142,7 +142,9 @@ packet(unsigned int i, uint8_t tcpf, uint16_t backend)
 	FUZZ_CHECK(rc == LB_FLOW_INS_OK || rc == LB_FLOW_INS_EVICTED, "insert returned %d", rc);
 	FUZZ_CHECK(way >= 0, "flow %u: admitted but no way holds it", i);
 	if (rc == LB_FLOW_INS_EVICTED) {
-		/* The victim: a live flow of this bucket, not established, expiring first. */
+		/* The victim: a live flow of this bucket, not established, closing
+		 * before new (a closing entry guards a finished connection, a new
+		 * one an opening connection), expiring first within its kind. */
 		int victim = -1;
 
 		for (unsigned int j = bk; j < N_FLOWS; j += 4)
@@ -163,7 +165,10 @@ packet(unsigned int i, uint8_t tcpf, uint16_t backend)
 			FUZZ_CHECK(live(&g_m[occ]),
 			           "evicted flow %d while way %d (flow %d) was expired", victim, w,
 			           occ);
-			if (g_m[occ].state != LB_FLOW_ESTABLISHED)
+			if (g_m[occ].state == LB_FLOW_CLOSING && g_m[victim].state == LB_FLOW_NEW)
+				FUZZ_CHECK(0, "evicted new flow %d while flow %d was closing",
+				           victim, occ);
+			if (g_m[occ].state == g_m[victim].state)
 				FUZZ_CHECK(g_m[occ].expires >= g_m[victim].expires,
 				           "evicted flow %d, but flow %d expires sooner", victim,
 				           occ);

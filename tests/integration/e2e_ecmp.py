@@ -5,7 +5,12 @@
 Long-lived TCP connections to a VIP that a router spreads (kernel ECMP, L4
 hash) over two spillwayd instances announcing it through BIRD. Events: LB1
 is drained and stopped (SIGTERM: withdraw, --drain-wait, stop), then started
-again. Each long-lived connection must keep answering from the backend it
+again, then killed (SIGKILL: nothing withdraws, the router keeps its path)
+and withdrawn by the packaged unit's ExecStopPost command (the LB's "post"
+script: spillwayd --bird-withdraw). Last, LB2 gets two SIGTERMs while its
+BIRD proxy holds the withdrawal (bird_proxy.py, its events in the LB's
+"proxy_events" file, held while "hold_file" exists): the router must lose
+LB2's path, "configure" answered before LB2 exits. Each long-lived connection must keep answering from the backend it
 first reached (the instances' Maglev tables are identical, so the instance
 ECMP moves a flow to picks the same backend); new connections opened all the
 time must keep succeeding. Measures the time from the drain request to the
@@ -18,7 +23,8 @@ drained, withdrawn).
 
 CONF (JSON): {"vip", "port", "router_ns", "router" ("bird" or "frr"),
   "router_bird" (BIRD's control socket), "router_vty" (FRR's vty folder),
-  "n_long", "lbs": [{"name", "ip", "ctl", "pid_file", "start"}], "drain_wait_ms",
+  "n_long", "lbs": [{"name", "ip", "ctl", "pid_file", "start", "post", "proxy_events",
+  "hold_file"}], "drain_wait_ms",
   "summary"}
 Exit 0 when every check passes.
 """
@@ -220,6 +226,68 @@ class NewConns(threading.Thread):
             time.sleep(0.01)
 
 
+def proxy_events(lb):
+    try:
+        with open(lb["proxy_events"]) as f:
+            return [json.loads(line) for line in f if line.endswith("\n")]
+    except FileNotFoundError:
+        return []
+
+
+def two_sigterms(conf, lb, summary, frr):
+    """lb's withdrawal under two SIGTERMs (event 4): the failures."""
+    failures = []
+    pid = int(open(lb["pid_file"]).read())
+    n0 = len([e for e in proxy_events(lb) if e["event"] == "accept"])
+    open(lb["hold_file"], "w").close()
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    conn = None
+    while conn is None and time.monotonic() - t0 < 15:
+        acc = [e for e in proxy_events(lb) if e["event"] == "accept"]
+        if len(acc) > n0:
+            conn = acc[n0]["conn"]
+        else:
+            time.sleep(0.0002)
+    os.kill(pid, signal.SIGTERM)
+    t2 = time.monotonic()
+    if conn is None:
+        os.unlink(lb["hold_file"])
+        return ["%s: no connection to its BIRD within 15 s of SIGTERM" % lb["name"]]
+    log("%s: SIGTERM, its connection to BIRD seen %.2f ms later, SIGTERM again %.2f ms later;"
+        " BIRD's welcome held 1 s" % (lb["name"], (acc[n0]["t"] - t0) * 1000, (t2 - t0) * 1000))
+    time.sleep(1.0)
+    os.unlink(lb["hold_file"])
+    try:
+        dt, p = wait_paths(conf, 0, 15)
+        gone_ms = (time.monotonic() - t0) * 1000
+        log("%s's path gone from the router's kernel %.0f ms after the first SIGTERM" % (
+            lb["name"], gone_ms))
+        summary["router_after_two_sigterms"] = wait_view(conf, p)
+        if frr:
+            err = frr_sessions(conf, {"lb1": 0, "lb2": 0})
+            if err:
+                failures.append("%s after two SIGTERMs: %s" % (lb["name"], err))
+    except AssertionError as e:
+        gone_ms = None
+        summary["router_after_two_sigterms"] = router_view(conf)[1]
+        failures.append("%s stopped by two SIGTERMs: %s" % (lb["name"], e))
+    while pid_alive(pid) and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        failures.append("%s still runs 30 s after two SIGTERMs" % lb["name"])
+    ev = [e["event"] for e in proxy_events(lb) if e["conn"] == conn]
+    cmds = [e["detail"] for e in proxy_events(lb) if e["conn"] == conn and e["event"] == "command"]
+    log("%s's withdrawal connection: %s (commands %s)" % (lb["name"], ev, cmds))
+    if cmds != ["configure"] or "reply" not in ev:
+        failures.append("%s exited without its withdrawal reaching BIRD: connection %s" % (
+            lb["name"], ev))
+    summary["events"].append({"event": "%s two SIGTERMs, withdrawal held 1 s" % lb["name"],
+                              "path_gone_ms": round(gone_ms) if gone_ms is not None else None,
+                              "connection": ev})
+    return failures
+
+
 def main():
     conf = json.load(open(sys.argv[1]))
     lb1, lb2 = conf["lbs"]
@@ -343,17 +411,65 @@ def main():
     if moved == 0:
         failures.append("no long-lived connection moved back to lb1")
     newc.wait_ok(newc.phase, 3)
+
+    # ---- event 3: lb1 killed (SIGKILL), then the unit's ExecStopPost withdraws.
+    # New connections ECMP sends to the dead lb1 fail until then: not counted.
+    pid1 = int(open(lb1["pid_file"]).read())
+    newc.phase = "lb1 killed (not counted)"
+    os.kill(pid1, signal.SIGKILL)
+    t0 = time.monotonic()
+    while pid_alive(pid1) and time.monotonic() - t0 < 30:
+        time.sleep(0.01)
+    time.sleep(1.0)
+    kept = paths(conf)
+    log("lb1 killed (SIGKILL); 1 s later the router has %s (nothing withdrew)" % kept)
+    t0 = time.monotonic()
+    r = subprocess.run(["bash", lb1["post"]], capture_output=True, text=True, timeout=60)
+    log("ExecStopPost (spillwayd --bird-withdraw): exit %d: %s" % (
+        r.returncode, (r.stdout + r.stderr).strip()))
+    if r.returncode != 0:
+        failures.append("lb1's ExecStopPost command exited %d: %s" % (
+            r.returncode, r.stderr.strip()))
+    try:
+        dt, p = wait_paths(conf, 1, 30)
+        post_ms = (time.monotonic() - t0) * 1000
+        log("ExecStopPost -> lb1's path gone from the router's kernel: %.0f ms (now via %s)" % (
+            post_ms, p))
+        summary["router_after_kill"] = wait_view(conf, p)
+        if frr:
+            err = frr_sessions(conf, {"lb1": 0, "lb2": 1})
+            if err:
+                failures.append("lb1 killed and withdrawn: " + err)
+    except AssertionError as e:
+        post_ms = None
+        summary["router_after_kill"] = router_view(conf)[1]
+        failures.append("after lb1's kill -9 and its ExecStopPost: %s" % e)
+    newc.phase = "lb1 killed, withdrawn"
+    newc.wait_ok(newc.phase, 2)
+    ok_kill = check_all(conns, "lb1 killed and withdrawn")
+    summary["events"].append({"event": "lb1 killed (SIGKILL), ExecStopPost",
+                              "paths_1s_after_kill": len(kept),
+                              "withdraw_ms": round(post_ms) if post_ms is not None else None,
+                              "survived": ok_kill})
     newc.stop.set()
     newc.join(TIMEOUT * 2)
     summary["new_connections"] = newc.counts
     log("new connections per phase: %s" % json.dumps(newc.counts))
+
+    # ---- event 4: lb2 (the last path) gets two SIGTERMs, as timeout(1)
+    # relaying one does, the second as soon as lb2's connection to its BIRD
+    # shows the first was read; the proxy holds BIRD's welcome for 1 s, so
+    # "configure" is still unsent when the second arrives. lb2 must finish
+    # the withdrawal before it exits: the router loses its last path.
+    failures += two_sigterms(conf, lb2, summary, frr)
     for ph, c in newc.counts.items():
-        if c["failed"]:
+        if c["failed"] and not ph.endswith("(not counted)"):
             failures.append("%d new connection(s) failed during %s" % (c["failed"], ph))
         if ph != "start" and c["ok"] == 0:
             failures.append("no new connection succeeded during %s" % ph)
     for what, n in (("lb2 socket drain", ok_sdrain), ("lb2 undrain", ok_sundrain),
-                    ("drain", ok_drain), ("stop", ok_stop), ("return", ok_back2)):
+                    ("drain", ok_drain), ("stop", ok_stop), ("return", ok_back2),
+                    ("kill -9 and ExecStopPost", ok_kill)):
         if n != len(conns):
             failures.append("%d of %d long-lived connections broke across lb1's %s" % (
                 len(conns) - n, len(conns), what))
@@ -362,8 +478,10 @@ def main():
     summary["failures"] = failures
     json.dump(summary, open(conf["summary"], "w"), indent=1)
     print("---- router %s before:\n%s\n---- after the withdrawal:\n%s\n---- after lb1 came back:\n%s"
+          "\n---- after lb1's kill -9 and ExecStopPost:\n%s\n---- after lb2's two SIGTERMs:\n%s"
           % (conf["router"], summary["router_before"], summary["router_after_withdraw"],
-             summary["router_after_return"]))
+             summary["router_after_return"], summary["router_after_kill"],
+             summary.get("router_after_two_sigterms")))
     for f in failures:
         log("FAIL: " + f)
     return 1 if failures else 0

@@ -223,6 +223,23 @@ e2e_wait_file() {
 	[ -e "$path" ]
 }
 
+# e2e_spw_launch NS PIDFILE LOG SECONDS COMMAND...: COMMAND (spillwayd) in
+# namespace NS, in the background, its output appended to LOG, bounded by
+# timeout --foreground SECONDS, and its own PID (not timeout's) in PIDFILE,
+# waited for (10 s at most). Signal that PID: without --foreground, timeout
+# passes a SIGTERM it receives to its child and again to its process group,
+# and spillwayd reads two (docs/scale-out.md).
+e2e_spw_launch() {
+	local ns=$1 pidf=$2 log=$3 secs=$4 tpid
+	shift 4
+	rm -f "$pidf"
+	ip netns exec "$ns" timeout --foreground "$secs" \
+		bash -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pidf" "$@" \
+		>>"$log" 2>&1 &
+	tpid=$!
+	e2e_wait_file "$pidf" "$tpid" 100
+}
+
 # e2e_stop_pid PID [SIGNAL]: stop one process the test started, then reap it.
 e2e_stop_pid() {
 	local pid=$1 sig=${2:-TERM}

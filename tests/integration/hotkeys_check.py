@@ -208,6 +208,24 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     ev = q["hot_events"] if q else []
     # Events name keys by hash: the hot key's is the one of its override
     # (hot_list names the key), else that of the only promotion.
+    # The promotion bound in force, from the seeds' formula on the test's own
+    # configuration: (c - 1) w / (W - w) for the lightest usable weight w of
+    # the VIP's usable W; the backend the test set down stays down.
+    if q:
+        ws = [b.get("weight", 1) for b in vip["backends"]
+              if b.get("weight", 1) > 0 and b.get("state", "active") == "active"
+              and b["address"] != down_be]
+        want = (c - 1) * min(ws) / (sum(ws) - min(ws)) if len(ws) > 1 else None
+        got = [e for e in hl.get("bounds", [])
+               if e["vip"]["address"] == vip["address"] and e["vip"]["port"] == vip["port"]]
+        if not got:
+            bad("hot_list has no promotion bound for the VIP")
+        elif want is None or got[0]["bound"] is None:
+            if want != got[0]["bound"]:
+                bad("hot_list bound %r, the formula %r" % (got[0]["bound"], want))
+        elif abs(got[0]["bound"] - want) > 1e-9 * want:
+            bad("hot_list bound %.6f, the formula (c - 1) w / (W - w) %.6f"
+                % (got[0]["bound"], want))
     ours = [o for o in hl["overrides"] if o["key"].get("src") == hk["src"]]
     all_promos = {e["key_hash"] for e in ev if e["event"] == "promote"}
     if ours:

@@ -39,10 +39,10 @@ CONFIG = {
     # pins' publications only.
     "hot": {"epsilon": 100},
     "vips": [
-        {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "src_ip",
+        {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "src_ip", "hot_mode": "spread",
          "encap": "ipip", "backends": [{"address": "10.1.0.1"}, {"address": "10.1.0.2"},
                                        {"address": "10.1.0.3", "weight": 2}]},
-        {"address": "fd00::10", "port": 53, "protocol": "udp", "key": "src_ip",
+        {"address": "fd00::10", "port": 53, "protocol": "udp", "key": "src_ip", "hot_mode": "spread",
          "encap": "ipip", "backends": [{"address": "fd01::1"}, {"address": "fd01::2"}]},
     ],
 }

@@ -126,6 +126,8 @@ done
 grep -Eq '^ExecStart=/usr/sbin/spillwayd \$SPILLWAYD_EAL_ARGS -- .*\$SPILLWAYD_ARGS$' "$UNIT" ||
 	fail "ExecStart does not take /etc/default/spillway's variables"
 grep -Eq '^ExecStop=-/usr/bin/spillctl .* drain$' "$UNIT" || fail "ExecStop is not spillctl drain"
+grep -Eq '^ExecStopPost=-/usr/sbin/spillwayd \$SPILLWAYD_EAL_ARGS -- .*\$SPILLWAYD_ARGS --bird-withdraw$' "$UNIT" ||
+	fail "ExecStopPost is not spillwayd --bird-withdraw on /etc/default/spillway's variables"
 # The same unit with the scratch root's binaries (verify checks that they exist and
 # run man on Documentation=); verify exits 0 on a line it ignores, so any output fails.
 mkdir "$WORK/unit"
@@ -224,7 +226,12 @@ set -e
 [[ $rc -eq 0 ]] || { cat "$WORK/daemon.err"; fail "spillwayd exit $rc after SIGTERM"; }
 [[ ! -e $SOCK ]] || fail "socket left behind after the stop"
 grep -q '"rx_packets"' "$WORK/daemon.out" || fail "no final counters on stdout (the journal)"
-echo "  ok: served the shipped VIPs, drain refused without BIRD, SIGTERM exit 0, socket removed"
+# ExecStopPost (--bird-withdraw) on the same arguments: without BIRD, nothing to do.
+"$R/usr/sbin/spillwayd" --no-huge -m 256 --no-pci --file-prefix "$PREFIX-d" -l 0-1 \
+	--vdev=net_null0 -- --control "$SOCK" "${ARGS[@]}" --bird-withdraw >"$WORK/post.out" 2>&1 ||
+	fail "ExecStopPost's spillwayd --bird-withdraw: exit $?: $(cat "$WORK/post.out")"
+grep -q "nothing to withdraw" "$WORK/post.out" || fail "--bird-withdraw: $(cat "$WORK/post.out")"
+echo "  ok: served the shipped VIPs, drain refused without BIRD, SIGTERM exit 0, socket removed, ExecStopPost exit 0"
 
 # --- 7: the pcap cases with the installed binaries ----------------------------
 step "pcap integration case (run_pcap_test.sh) with the installed spillwayd, capture test with the installed spillgen"

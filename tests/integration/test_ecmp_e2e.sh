@@ -15,7 +15,11 @@
 # configuration, PID files and sockets under the work directory. Then
 # e2e_ecmp.py holds long-lived TCP connections and opens new ones while LB1
 # is drained and stopped (SIGTERM, --drain-wait) and later started again,
-# and measures drain request -> route withdrawn; after every change the
+# then killed (SIGKILL) and withdrawn by what the packaged unit's
+# ExecStopPost runs (spillwayd --bird-withdraw, LB.post.sh); last, LB2 gets
+# two SIGTERMs (as timeout relays one) while bird_proxy.py holds its
+# withdrawal at BIRD's welcome, and must still withdraw before it exits;
+# it measures drain request -> route withdrawn; after every change the
 # router daemon's own view (birdc, or vtysh's JSON) must name the same paths
 # as the router's kernel table. Topology from e2e_lib.sh.
 #
@@ -90,7 +94,8 @@ frr_stop() {
 }
 # stop_spw LB: its spillwayd stopped without waiting out --drain-wait: SIGTERM
 # (routes withdrawn), and once its log says so (at most 3 s), SIGTERM again
-# ("send it again to stop now"); two at once would be one signal.
+# (it stops once BIRD has answered the withdrawal); two at once would be one
+# signal. The PID file holds spillwayd's own PID.
 withdrawals() { local c; c=$(grep -c "routes withdrawn" "$1" 2>/dev/null) || true; echo "${c:-0}"; }
 stop_spw() {
 	local pidf=$WORK/$1.spw.pid log=$WORK/$1.spw.log pid n
@@ -220,6 +225,15 @@ else
 fi
 e2e_start_bird "$WORK" lb1 "${NS_L[0]}"
 e2e_start_bird "$WORK" lb2 "${NS_L[1]}"
+# Each spillwayd reaches its BIRD through bird_proxy.py (LB.proxy.ctl), which
+# relays every line and holds BIRD's welcome while LB.hold exists; its
+# events go to LB.proxy.events.
+for l in lb1 lb2; do
+	"$PY" "$HERE/bird_proxy.py" "$WORK/$l.proxy.ctl" "$WORK/$l.bird.ctl" \
+		"$WORK/$l.proxy.events" "$WORK/$l.hold" >"$WORK/$l.proxy.log" 2>&1 &
+	PIDS+=($!)
+	e2e_wait_file "$WORK/$l.proxy.ctl" "$!" || { echo "FAIL: bird_proxy.py $l did not start"; exit 1; }
+done
 
 # ---- backends' servers
 e2e_start_servers "$WORK" "$PY" "$HERE/e2e_server.py" "spw-ec-%s-$S" "${BACKENDS[@]}"
@@ -235,16 +249,28 @@ for i in 0 1; do
            "backends": [{"address": "${BE_IP[b1]}"}, {"address": "${BE_IP[b2]}"},
                         {"address": "${BE_IP[b3]}", "weight": 2}]}]}
 JSON
-	# The start script, also what e2e_ecmp.py runs to bring lb1 back.
+	# The start script, also what e2e_ecmp.py runs to bring lb1 back. The
+	# PID file holds spillwayd's own PID: the test's signals reach it once.
 	cat >"$WORK/$l.start.sh" <<EOF
+. "$HERE/e2e_lib.sh"
 rm -f "$WORK/$l.ctl"
-ip netns exec "${NS_L[$i]}" timeout 600 "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
+e2e_spw_launch "${NS_L[$i]}" "$WORK/$l.spw.pid" "$WORK/$l.spw.log" 600 \\
+	"$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
 	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
 	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
 	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
-	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \\
-	--drain-wait $DRAIN_WAIT_MS >>"$WORK/$l.spw.log" 2>&1 &
-echo \$! >"$WORK/$l.spw.pid"
+	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.proxy.ctl" \\
+	--drain-wait $DRAIN_WAIT_MS
+EOF
+	# What the packaged unit's ExecStopPost runs after a stop (crashes
+	# included): spillwayd on the same command line with --bird-withdraw.
+	cat >"$WORK/$l.post.sh" <<EOF
+ip netns exec "${NS_L[$i]}" "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \\
+	--file-prefix "$PREFIX-$l" -l 0-1 --log-level 'lib.*:warning' \\
+	--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \\
+	-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \\
+	--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.proxy.ctl" \\
+	--drain-wait $DRAIN_WAIT_MS --bird-withdraw
 EOF
 	bash "$WORK/$l.start.sh"
 done
@@ -259,9 +285,11 @@ cat >"$WORK/ecmp.json" <<JSON
  "router_bird": "$WORK/router.bird.ctl", "router_vty": "$FRR",
  "n_long": ${E2E_LONG:-64}, "drain_wait_ms": $DRAIN_WAIT_MS, "summary": "$WORK/summary.json",
  "lbs": [{"name": "lb1", "ip": "${LB_IP[0]}", "ctl": "$WORK/lb1.ctl", "pid_file": "$WORK/lb1.spw.pid",
-          "start": "$WORK/lb1.start.sh"},
+          "start": "$WORK/lb1.start.sh", "post": "$WORK/lb1.post.sh",
+          "proxy_events": "$WORK/lb1.proxy.events", "hold_file": "$WORK/lb1.hold"},
          {"name": "lb2", "ip": "${LB_IP[1]}", "ctl": "$WORK/lb2.ctl", "pid_file": "$WORK/lb2.spw.pid",
-          "start": "$WORK/lb2.start.sh"}]}
+          "start": "$WORK/lb2.start.sh", "post": "$WORK/lb2.post.sh",
+          "proxy_events": "$WORK/lb2.proxy.events", "hold_file": "$WORK/lb2.hold"}]}
 JSON
 rc=0
 ip netns exec "$NS_C" timeout 400 "$PY" "$HERE/e2e_ecmp.py" "$WORK/ecmp.json" &

@@ -57,21 +57,20 @@ BG_SRC=(10.10.1.21 10.10.1.22 10.10.1.23 10.10.1.24 10.10.1.25 10.10.1.26 10.10.
 declare -A BE_IP
 for i in $(seq 8); do BE_IP[b$i]=10.10.3.$((10 + i)); done
 
-# stop_lb PIDFILE: SIGTERM to the instance's timeout(1), which passes it on;
-# waits (up to 240 s: an ASan build's exit scans its heap) until spillwayd
-# itself has ended, so its AF_XDP socket and DPDK files are gone.
+# stop_lb PIDFILE: one SIGTERM to the instance's spillwayd (the PID file
+# holds its own PID, e2e_spw_launch); waits (up to 240 s: an ASan build's
+# exit scans its heap) until it has ended, so its AF_XDP socket and DPDK
+# files are gone; SIGKILL after that.
 stop_lb() {
-	local tpid cpid
+	local pid
 	[ -f "$1" ] || return 0
-	tpid=$(cat "$1")
-	cpid=$(pgrep -P "$tpid" 2>/dev/null | head -n 1 || true)
-	kill -TERM "$tpid" 2>/dev/null || true
+	pid=$(cat "$1")
+	kill -TERM "$pid" 2>/dev/null || true
 	for _ in $(seq 2400); do
-		kill -0 "${cpid:-$tpid}" 2>/dev/null || break
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	[ -z "$cpid" ] || kill -KILL "$cpid" 2>/dev/null || true
-	e2e_stop_pid "$tpid" KILL
+	kill -KILL "$pid" 2>/dev/null || true
 	rm -f "$1"
 }
 cleanup() {
@@ -141,16 +140,18 @@ start_lbs() {
  "hot": {"enabled": true, "window_ms": 50, "threshold": 0.3, "epsilon": 0.25,
          "demote_windows": 1000},
  "vips": [{"address": "$VIP", "port": 80, "protocol": "tcp", "encap": "ipip", "key": "src_ip",
+           "hot_mode": "spread",
            "backends": [$(for b in "${BACKENDS[@]}"; do printf '{"address": "%s"}' "${BE_IP[$b]}"; [ "$b" = b8 ] || printf ', '; done)]}]}
 JSON
 		rm -f "$WORK/$l.ctl"
-		ip netns exec "${NS_L[$i]}" timeout 300 "$SPW" $(e2e_lb_eal_mem "$i") --no-pci \
+		e2e_spw_launch "${NS_L[$i]}" "$WORK/$l.spw.pid" "$WORK/$l.spw.log" 300 \
+			"$SPW" $(e2e_lb_eal_mem "$i") --no-pci \
 			--file-prefix "$PREFIX-$l-$1" -l 0-1 --log-level 'lib.*:warning' \
 			--vdev=net_af_xdp0,iface=lb0,start_queue=0,queue_count=1 \
 			-- --config "$WORK/$l.json" --control "$WORK/$l.ctl" \
 			--bird-include "$WORK/$l.vips.conf" --bird-socket "$WORK/$l.bird.ctl" \
-			--drain-wait 0 >>"$WORK/$l.spw.log" 2>&1 &
-		echo $! >"$WORK/$l.spw.pid"
+			--drain-wait 0 ||
+			{ echo "FAIL: spillwayd $l did not start"; exit 1; }
 	done
 	for l in lb1 lb2; do
 		e2e_wait_file "$WORK/$l.ctl" "$(cat "$WORK/$l.spw.pid")" 600 ||

@@ -82,8 +82,8 @@ cat >"$WORK/lb.json" <<'JSON'
   "maglev": {"table_size": 65537, "seed": "hotkeys-test"},
   "hot":    {"enabled": true, "window_ms": 100, "threshold": 0.01, "epsilon": 0.25},
   "vips": [
-    {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "src_ip", "encap": "ipip",
-     "backends": [{"address": "10.1.0.1", "weight": 1}, {"address": "10.1.0.2", "weight": 1},
+    {"address": "192.0.2.10", "port": 80, "protocol": "tcp", "key": "src_ip", "hot_mode": "spread",
+     "encap": "ipip", "backends": [{"address": "10.1.0.1", "weight": 1}, {"address": "10.1.0.2", "weight": 1},
                   {"address": "10.1.0.3", "weight": 1}, {"address": "10.1.0.4", "weight": 1},
                   {"address": "10.1.0.5", "weight": 1}, {"address": "10.1.0.6", "weight": 1},
                   {"address": "10.1.0.7", "weight": 1}, {"address": "10.1.0.8", "weight": 1}]}
@@ -129,7 +129,7 @@ mv "$WORK/lb.json" "$WORK/scenario.json" "$WORK/live.json" "$WORK/results.json" 
 MEMIF_WORK=
 rm -f "$WORK/stop" "$WORK/miss"
 unset SPILLWAY_TEST_HOT_MISS_FILE
-sed 's/"key": "src_ip",/"key": "src_ip", "hot_mode": "report",/' "$WORK/spread/lb.json" >"$WORK/lb.json"
+sed 's/"hot_mode": "spread"/"hot_mode": "report"/' "$WORK/spread/lb.json" >"$WORK/lb.json"
 grep -q '"hot_mode": "report"' "$WORK/lb.json" || { echo "FAIL: report config not written"; exit 1; }
 cat >"$WORK/scenario.json" <<'JSON'
 {"description": "uniform background, then one source address with half of the packets (report mode)",

@@ -52,7 +52,7 @@ cfg_make(uint32_t n_vips, const uint32_t *n)
 	       M_TABLE);
 	for (uint32_t i = 0; i < n_vips; i++) {
 		APPEND("%s{\"address\": \"192.0.2.%u\", \"port\": 80, \"protocol\": \"tcp\", "
-		       "\"key\": \"src_ip\", "
+		       "\"key\": \"src_ip\", \"hot_mode\": \"spread\", "
 		       "\"backends\": [",
 		       i ? ", " : "", 10 + i);
 		for (uint32_t j = 0; j < n[i]; j++)

@@ -4,7 +4,8 @@
  * (usable backends only, one per address, IPv4 and IPv6), the include file's
  * text, the blocking exchange with BIRD's control socket against a fake BIRD
  * (bird_fixture.c) that accepts, refuses, stays silent, is not BIRD or is not
- * there, an include file that cannot be written, and rejected parameters.
+ * there, an include file that cannot be written, the withdrawal without an
+ * announcer (lb_bird_withdraw), and rejected parameters.
  * The exchange on an event loop is test_bird_async.c.
  */
 #include <errno.h>
@@ -186,6 +187,43 @@ test_bird_unwritable_include(void **state)
 	lb_bird_free(b);
 }
 
+/* lb_bird_withdraw: the empty include file written, then one "configure". */
+static void
+test_bird_withdraw_now(void **state)
+{
+	struct fake *f = *state;
+	char err[ERR_LEN] = "", text[1024], want[1024], path[160];
+	FILE *fp;
+	size_t n;
+
+	f->mode = FAKE_OK;
+	assert_int_equal(lb_bird_withdraw(f->include, f->sock, 5000, err, sizeof(err)), 0);
+	assert_int_equal(fake_commands(f), 1);
+	assert_string_equal(f->last_cmd, "configure");
+	fp = fopen(f->include, "r");
+	assert_non_null(fp);
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[n] = '\0';
+	lb_bird_render(NULL, 0, want, sizeof(want));
+	assert_string_equal(text, want);
+	assert_null(strstr(text, "route"));
+
+	f->mode = FAKE_REFUSE;
+	assert_int_equal(lb_bird_withdraw(f->include, f->sock, 5000, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "BIRD answered 8002"));
+
+	/* The file cannot be written: BIRD is not asked. */
+	snprintf(path, sizeof(path), "%s/missing/spillway.conf", f->dir);
+	f->mode = FAKE_OK;
+	assert_int_equal(lb_bird_withdraw(path, f->sock, 5000, err, sizeof(err)), -ENOENT);
+	assert_int_equal(fake_commands(f), 2);
+
+	snprintf(path, sizeof(path), "%s/nobody.ctl", f->dir);
+	assert_int_equal(lb_bird_withdraw(f->include, path, 1000, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "connect"));
+}
+
 static void
 test_bird_create_rejects_bad_params(void **state)
 {
@@ -216,6 +254,7 @@ main(void)
 	        cmocka_unit_test_setup_teardown(test_bird_command_not_bird, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_command_no_socket, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bird_unwritable_include, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bird_withdraw_now, setup, teardown),
 	        cmocka_unit_test(test_bird_create_rejects_bad_params),
 	};
 

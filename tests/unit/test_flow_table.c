@@ -507,6 +507,51 @@ test_flow_table_pressure_keeps_recent(void **state)
 	lb_flow_table_free(ft);
 }
 
+/*
+ * A bucket under pressure keeps an opening connection before a closed one: a
+ * new flow's entry (SYN seen, expiring soon) is what its next packets need to
+ * stay on the backend the SYN went to, while a closing entry (FIN or RST seen)
+ * only guards the last packets of a finished connection. So a full bucket of
+ * one NEW entry and three CLOSING entries that expire later gives up a
+ * CLOSING one (the soonest of them), and established entries go last.
+ */
+static void
+test_flow_table_evicts_closing_before_new(void **state)
+{
+	struct lb_flow_table *ft = lb_flow_table_create(SMALL_CAP);
+	uint64_t sig[LB_FLOW_WAYS + 2];
+	const uint32_t now = 100;
+
+	(void)state;
+	assert_non_null(ft);
+	for (int i = 0; i < LB_FLOW_WAYS + 2; i++)
+		sig[i] = sig_in_bucket(ft, 3, (uint32_t)i);
+	assert_int_equal(lb_flow_insert_state(ft, sig[0], now, 10, 0, 1, LB_FLOW_NEW, false),
+	                 LB_FLOW_INS_OK);
+	for (int i = 1; i < LB_FLOW_WAYS; i++)
+		assert_int_equal(lb_flow_insert_state(ft, sig[i], now, 100 + (uint32_t)i,
+		                                      (uint16_t)i, 1, LB_FLOW_CLOSING, false),
+		                 LB_FLOW_INS_OK);
+	assert_int_equal(lb_flow_insert_state(ft, sig[4], now + 1, 10, 4, 1, LB_FLOW_NEW, false),
+	                 LB_FLOW_INS_EVICTED);
+	/* The opening connection stays; the closing entry that expires first went. */
+	assert_non_null(lb_flow_lookup(ft, sig[0], now + 1));
+	assert_null(lb_flow_lookup(ft, sig[1], now + 1));
+	assert_non_null(lb_flow_lookup(ft, sig[2], now + 1));
+	assert_non_null(lb_flow_lookup(ft, sig[4], now + 1));
+	/* With no closing entry left to give, the NEW entries go before an
+	 * established one. */
+	lb_flow_insert_state(ft, sig[2], now + 1, 1000, 2, 1, LB_FLOW_ESTABLISHED, false);
+	lb_flow_insert_state(ft, sig[3], now + 1, 1000, 3, 1, LB_FLOW_ESTABLISHED, false);
+	assert_int_equal(lb_flow_insert_state(ft, sig[5], now + 2, 10, 5, 1, LB_FLOW_NEW, false),
+	                 LB_FLOW_INS_EVICTED);
+	assert_true(lb_flow_lookup(ft, sig[0], now + 2) == NULL ||
+	            lb_flow_lookup(ft, sig[4], now + 2) == NULL);
+	assert_non_null(lb_flow_lookup(ft, sig[2], now + 2));
+	assert_non_null(lb_flow_lookup(ft, sig[3], now + 2));
+	lb_flow_table_free(ft);
+}
+
 int
 main(void)
 {
@@ -560,5 +605,6 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
 	        test_flow_table_count, setup_small, teardown_table);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_flow_table_pressure_keeps_recent);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_flow_table_evicts_closing_before_new);
 	return _cmocka_run_group_tests("flow_table", tests, n, NULL, NULL);
 }

@@ -309,7 +309,7 @@ cfg_weighted(uint32_t n_vips, const uint32_t *const *weights)
 		len += (size_t)snprintf(
 		        doc + len, sizeof(doc) - len,
 		        "%s{\"address\": \"192.0.2.%u\", \"port\": 80, \"protocol\": "
-		        "\"tcp\", \"key\": \"src_ip\", \"backends\": [",
+		        "\"tcp\", \"key\": \"src_ip\", \"hot_mode\": \"spread\", \"backends\": [",
 		        v ? ", " : "", 10 + v);
 		for (uint32_t j = 0; weights[v][j] != 0; j++)
 			len += (size_t)snprintf(doc + len, sizeof(doc) - len,

@@ -51,7 +51,18 @@ test_hot_mode_config(void **state)
 	struct lb_config *cfg;
 
 	(void)state;
+	/* Affinity is the operator's choice: a VIP keyed on the source reports
+	 * its hot keys unless "spread" is set; a 5-tuple VIP spreads. */
 	cfg = vip_cfg("tcp", "src_ip", "");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_REPORT);
+	lb_config_free(cfg);
+	cfg = vip_cfg("udp", "src_ip_dport", "");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_REPORT);
+	lb_config_free(cfg);
+	cfg = vip_cfg("tcp", "5tuple", "");
+	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_SPREAD);
+	lb_config_free(cfg);
+	cfg = vip_cfg("tcp", "src_ip", "spread");
 	assert_int_equal(cfg->vips[0].hot_mode, LB_HOT_SPREAD);
 	assert_int_equal(cfg->hot.sample, LB_HOT_SAMPLE_AUTO);
 	assert_int_equal(cfg->hot.weight, LB_HOT_WEIGHT_PACKETS);
@@ -111,13 +122,13 @@ test_hot_mode_state_text(void **state)
 	assert_non_null(st);
 	assert_int_equal(lb_state_text_encode(st, cfg, &text, &len, &encoded), 0);
 	free(text);
-	cfg->vips[0].hot_mode = LB_HOT_REPORT;
+	cfg->vips[0].hot_mode = LB_HOT_SPREAD;
 	assert_int_equal(lb_state_text_encode(st, cfg, &text, &len, &encoded), 0);
 	assert_int_equal(encoded, 1);
 	/* What a restart from the state file reads back. */
 	back = load_sq(text, err);
 	assert_non_null(back);
-	assert_int_equal(back->vips[0].hot_mode, LB_HOT_REPORT);
+	assert_int_equal(back->vips[0].hot_mode, LB_HOT_SPREAD);
 	free(text);
 	lb_config_free(back);
 	lb_config_free(cfg);

@@ -43,7 +43,8 @@ config(void)
 	                   "{\"encap\": {\"source_v4\": \"10.0.0.1\", \"next_hop_mac\": "
 	                   "\"02:00:00:00:00:01\"}, \"maglev\": {\"table_size\": 1021},"
 	                   " \"vips\": [{\"address\": \"192.0.2.1\", \"port\": 80, "
-	                   "\"protocol\": \"tcp\", \"key\": \"src_ip\", \"backends\": [");
+	                   "\"protocol\": \"tcp\", \"key\": \"src_ip\", \"hot_mode\": \"spread\", "
+	                   "\"backends\": [");
 
 	for (int j = 0; j < N_BE; j++)
 		len += snprintf(doc + len, sizeof(doc) - (size_t)len,
