@@ -297,7 +297,7 @@ restart_only(const struct lb_control *c, const struct lb_config *next, char *buf
 		snprintf(buf, len, "hot.weight: %s -> %s (%s)",
 		         run->hot.weight == LB_HOT_WEIGHT_BYTES ? "bytes" : "packets",
 		         next->hot.weight == LB_HOT_WEIGHT_BYTES ? "bytes" : "packets", why);
-	else if (next->hot.enabled && c->hw.hot == NULL && c->hw.prev == NULL)
+	else if (next->hot.enabled && c->hw.hot == NULL && !c->hw.has_sketches)
 		snprintf(buf, len,
 		         "hot.enabled: false -> true (the workers were started without hot-key "
 		         "sketches)");
@@ -412,13 +412,22 @@ hooks_attach(struct lb_control *c, struct lb_loop *loop)
 	return 0;
 }
 
-static int
+/* What a tick decided about the loop. */
+enum tick_verdict {
+	TICK_GO_ON,     /* keep running */
+	TICK_IDLE_STOP, /* no packet for idle_exit_ms: stop */
+	/* The stop a signal asked for is due (the drain wait over, or the hook
+	 * exchange a second signal waits for ended or was given up): stop. */
+	TICK_DRAIN_OVER,
+};
+
+static enum tick_verdict
 on_tick(struct lb_control *c)
 {
 	uint64_t expirations, rx;
 
 	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0)
-		return 0;
+		return TICK_GO_ON;
 	if (c->stall_file != NULL)
 		test_stall_tick(c);
 	lb_publish_tick(&c->pub);
@@ -435,17 +444,17 @@ on_tick(struct lb_control *c)
 		lb_metrics_http_tick(c->metrics);
 	if (c->stop_ms != 0 && lb_now_ms() >= c->stop_ms &&
 	    (!hooks_busy(c) || lb_now_ms() >= c->stop_ms + STOP_HOOK_WAIT_MS))
-		return 2;
+		return TICK_DRAIN_OVER;
 	if (c->p.idle_exit_ms == 0)
-		return 0;
+		return TICK_GO_ON;
 	rx = total_rx(c);
 	if (rx != c->last_rx) {
 		c->last_rx = rx;
 		c->idle_ms = 0;
-		return 0;
+		return TICK_GO_ON;
 	}
 	c->idle_ms += TICK_MS * expirations;
-	return c->idle_ms >= c->p.idle_exit_ms;
+	return c->idle_ms >= c->p.idle_exit_ms ? TICK_IDLE_STOP : TICK_GO_ON;
 }
 
 /*
@@ -491,17 +500,17 @@ static void
 on_timer(struct lb_loop *loop, int fd, uint32_t events, void *arg)
 {
 	struct lb_control *c = arg;
-	int t = on_tick(c);
+	enum tick_verdict t = on_tick(c);
 
 	(void)fd;
 	(void)events;
-	if (t == 2) {
+	if (t == TICK_DRAIN_OVER) {
 		fprintf(stderr, "spillwayd: %s, stopping\n",
 		        hooks_busy(c)          ? "gave up waiting for the exchange with BIRD"
 		        : c->stop_signals >= 2 ? "exchange with BIRD over"
 		                               : "drain wait over");
 		lb_loop_stop(loop);
-	} else if (t) {
+	} else if (t == TICK_IDLE_STOP) {
 		fprintf(stderr, "spillwayd: idle for %u ms, stopping\n", c->p.idle_exit_ms);
 		lb_loop_stop(loop);
 	}

@@ -142,6 +142,21 @@ lb_hash_flow(const struct lb_hash_key *key, const struct lb_flow_key *fk)
 	return h;
 }
 
+/**
+ * splitmix64 (the seeding generator of xoshiro): advance the state *x and
+ * return its next value. Unkeyed and invertible, so never a flow hash: for
+ * spreading small integers (probe phases, test cases) and seeding generators.
+ */
+static inline uint64_t
+lb_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_debug.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -208,6 +209,26 @@ write_stats(json_t *stats, const char *path)
 }
 
 /*
+ * The publication hooks spillwayd runs, in order: the link watcher, the XDP
+ * map sync (af_xdp ports), the BIRD announcer (--bird-include). One slot per
+ * kind; hook_slot() refuses a fourth (a programming error, caught at start).
+ */
+#define N_HOOKS 3
+
+struct hook_list {
+	struct lb_publish_hook hook[N_HOOKS];
+	unsigned int n;
+};
+
+/* The next free slot of hl. */
+static struct lb_publish_hook *
+hook_slot(struct hook_list *hl)
+{
+	RTE_VERIFY(hl->n < N_HOOKS);
+	return &hl->hook[hl->n++];
+}
+
+/*
  * XDP steering for af_xdp ports (docs/xdp.md): before EAL, xdp_prog= is added
  * to every net_af_xdp vdev (unless --xdp-prog none); after each port starts,
  * an af_xdp one has its program's VIP map kept by the "xdp" publish hook.
@@ -294,10 +315,10 @@ xdp_port(struct xdp_steer *x, uint16_t port)
 
 /* Every port started: the hook, if any port is af_xdp. */
 static void
-xdp_hook(struct xdp_steer *x, struct lb_publish_hook *hooks, unsigned int *n_hooks)
+xdp_hook(struct xdp_steer *x, struct hook_list *hl)
 {
 	if (x->sync != NULL)
-		lb_xdp_sync_hook(x->sync, &hooks[(*n_hooks)++]);
+		lb_xdp_sync_hook(x->sync, hook_slot(hl));
 }
 
 static void
@@ -333,11 +354,10 @@ xdp_port(struct xdp_steer *x, uint16_t port)
 }
 
 static void
-xdp_hook(struct xdp_steer *x, struct lb_publish_hook *hooks, unsigned int *n_hooks)
+xdp_hook(struct xdp_steer *x, struct hook_list *hl)
 {
 	(void)x;
-	(void)hooks;
-	(void)n_hooks;
+	(void)hl;
 }
 
 static void
@@ -526,8 +546,7 @@ main(int argc, char **argv)
 	/* The hot-key window workers poll; control opens windows (release store). */
 	volatile uint64_t hot_window = 0;
 	int exit_code = 1;
-	struct lb_publish_hook hooks[4];
-	unsigned int n_hooks = 0;
+	struct hook_list hl = {.n = 0};
 	struct lb_bird *bird = NULL;
 	struct lb_link_watch *lw = lb_link_watch_create();
 	bool tx_ip_cksum = false;
@@ -550,8 +569,8 @@ main(int argc, char **argv)
 		exit_code = rc;
 		goto out;
 	}
-	hooks[n_hooks++] = lb_link_watch_hook(lw);
-	xdp_hook(&xs, hooks, &n_hooks);
+	*hook_slot(&hl) = lb_link_watch_hook(lw);
+	xdp_hook(&xs, &hl);
 	if (opt.bird_include != NULL) {
 		struct lb_bird_params bp = {.include_path = opt.bird_include,
 		                            .socket_path = opt.bird_socket};
@@ -562,7 +581,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 		/* After the XDP hook: a VIP is steered before it is announced. */
-		hooks[n_hooks++] = lb_bird_hook(bird);
+		*hook_slot(&hl) = lb_bird_hook(bird);
 	}
 
 	/* One-armed, the worker takes the receiving port's MAC per burst. */
@@ -603,8 +622,8 @@ main(int argc, char **argv)
 	        .window = &hot_window,
 	        .pool = pool,
 	        .pmtu = ws.pmtu,
-	        .hooks = hooks,
-	        .n_hooks = n_hooks,
+	        .hooks = hl.hook,
+	        .n_hooks = hl.n,
 	        .drain_wait_ms = opt.drain_wait_ms,
 	};
 

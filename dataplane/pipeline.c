@@ -202,36 +202,21 @@ hash_burst(const struct lb_snapshot *s, const struct lb_flow_table *ft, struct p
 	}
 }
 
-void
-lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
-                  uint16_t n, struct lb_burst_out *out)
+/*
+ * Pass 1: parse and classify packets [0, n) of pkts into st, and count them
+ * received. The VIP of the last packet looked up in full is memoized by its
+ * question (destination, protocol, port, family), held in registers: a burst
+ * is mostly one VIP. *burst_vip is the first VIP found. @return whether
+ * every packet of the burst has *burst_vip (the sketch then takes the burst at
+ * once).
+ */
+static inline bool
+classify_burst(const struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
+               struct pkt_state *st, uint16_t n, const struct lb_vip **first_vip)
 {
-	struct pkt_state st[LB_BURST];
 	struct lb_core_counters *cnt = w->cnt;
-	struct lb_flow_table *ft = w->ft;
-	const uint32_t now = w->now, tcp_idle = w->tcp_idle, udp_idle = w->udp_idle;
-	struct lb_encap4_tmpl t4;
-	struct vip_acc acc = {0, 0, 0};
-	uint64_t rx_bytes = 0, hits = 0;
-	const uint16_t mtu = lb_pmtu_gate(w->pmtu, s->encap.mtu, now);
-	uint16_t n_fwd = 0; /* out->n_fwd, kept in a register in pass 2 */
-
-	w->mtu_gate = mtu;
-	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
-	out->n_frag = out->n_fragmented = 0;
-	if (n > LB_BURST)
-		n = LB_BURST;
-	if (n == 0)
-		return;
-
-	/*
-	 * Pass 1: parse, classify. The VIP of the last packet looked up in full
-	 * is memoized by its question (destination, protocol, port, family),
-	 * held in registers: a burst is mostly one VIP. burst_vip is that VIP if
-	 * every packet of the burst has it (for the sketch).
-	 */
 	const struct lb_vip *last_vip = NULL, *burst_vip = NULL;
-	uint64_t last_d0 = 0, last_d1 = 0, last_w4 = 0;
+	uint64_t last_d0 = 0, last_d1 = 0, last_w4 = 0, rx_bytes = 0;
 	bool have_last = false, uniform = true;
 
 	for (uint16_t i = 0; i < n; i++) {
@@ -302,31 +287,31 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	}
 	cnt->rx_packets += n;
 	cnt->rx_bytes += rx_bytes;
+	*first_vip = burst_vip;
+	return uniform;
+}
 
-	/*
-	 * Pass 1b: hash the 5-tuples and prefetch their buckets. Done apart from
-	 * parsing so that the keys' stores have reached L1 by the time their
-	 * words are loaded, and eight or four at a time where the CPU allows.
-	 * Keys of packets without a VIP are hashed too (they are well defined:
-	 * the parser zeroes them first); that costs less than sorting them out.
-	 */
-	hash_burst(s, ft, st, n);
-	/* While the buckets arrive: the sketch (its counters are L2-resident). */
-	if (w->sketch != NULL) {
-		if (uniform)
-			sketch_burst_one(w->sketch, s, burst_vip, st, n);
-		else
-			sketch_burst(w->sketch, s, st, n);
-	}
+/*
+ * Pass 2: flow table, Maglev, encapsulate packets [0, n) of pkts, whose
+ * state pass 1 wrote into st and whose buckets hash_burst() prefetched. The
+ * fast path is a VIP packet that is neither a fragment nor an ICMP error; the
+ * rest go out of line.
+ */
+static inline void
+forward_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
+              const struct pkt_state *st, uint16_t n, uint16_t mtu, struct lb_burst_out *out,
+              struct lb_core_counters *cnt, struct lb_flow_table *ft, uint32_t now,
+              uint32_t tcp_idle, uint32_t udp_idle)
+{
+	struct lb_encap4_tmpl t4;
+	struct vip_acc acc = {0, 0, 0};
+	uint64_t hits = 0;
+	uint16_t n_fwd = 0; /* out->n_fwd, kept in a register */
 
 	/* Per-burst constants of the IPv4 encapsulation. */
 	lb_encap4_tmpl_init(&t4, &s->encap, w->src_mac);
 	t4.hw_ip_cksum = w->tx_ip_cksum;
 
-	/*
-	 * Pass 2: flow table, Maglev, encapsulate. The fast path is a VIP packet
-	 * that is neither a fragment nor an ICMP error; the rest go out of line.
-	 */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pkt_state *ps = &st[i];
@@ -383,4 +368,48 @@ lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_m
 	out->n_fwd = n_fwd;
 	cnt->flow_hits += hits;
 	vip_acc_flush(cnt, &acc);
+}
+
+/*
+ * The burst in its phases: pass 1 (classify_burst), pass 1b (hash_burst, and
+ * the sketch while the buckets arrive), pass 2 (forward_burst). Each phase is
+ * inlined here (a static function called once), so the split costs nothing.
+ */
+void
+lb_pipeline_burst(struct lb_worker *w, const struct lb_snapshot *s, struct rte_mbuf **pkts,
+                  uint16_t n, struct lb_burst_out *out)
+{
+	struct pkt_state st[LB_BURST];
+	struct lb_core_counters *cnt = w->cnt;
+	struct lb_flow_table *ft = w->ft;
+	const uint32_t now = w->now, tcp_idle = w->tcp_idle, udp_idle = w->udp_idle;
+	const uint16_t mtu = lb_pmtu_gate(w->pmtu, s->encap.mtu, now);
+	const struct lb_vip *burst_vip;
+	bool uniform;
+
+	w->mtu_gate = mtu;
+	out->n_fwd = out->n_back = out->n_exc = out->n_drop = 0;
+	out->n_frag = out->n_fragmented = 0;
+	if (n > LB_BURST)
+		n = LB_BURST;
+	if (n == 0)
+		return;
+
+	uniform = classify_burst(w, s, pkts, st, n, &burst_vip);
+	/*
+	 * Pass 1b: hash the 5-tuples and prefetch their buckets. Done apart from
+	 * parsing so that the keys' stores have reached L1 by the time their
+	 * words are loaded, and eight or four at a time where the CPU allows.
+	 * Keys of packets without a VIP are hashed too (they are well defined:
+	 * the parser zeroes them first); that costs less than sorting them out.
+	 */
+	hash_burst(s, ft, st, n);
+	/* While the buckets arrive: the sketch (its counters are L2-resident). */
+	if (w->sketch != NULL) {
+		if (uniform)
+			sketch_burst_one(w->sketch, s, burst_vip, st, n);
+		else
+			sketch_burst(w->sketch, s, st, n);
+	}
+	forward_burst(w, s, pkts, st, n, mtu, out, cnt, ft, now, tcp_idle, udp_idle);
 }

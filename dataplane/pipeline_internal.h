@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the two pipeline files share: the per-packet scratch of a burst, the
- * inlined steps of forwarding (choice, encapsulation, counting), and the out
- * of line slow paths that pipeline_slow.c holds (oversized packets, chained
- * GUE over IPv6, fragments, ICMP errors, MAC and martian checks). Internal to
- * dataplane/: nothing outside pipeline.c and pipeline_slow.c includes it.
+ * What the three pipeline files share: the per-packet scratch of a burst, the
+ * inlined steps of forwarding (choice, encapsulation, counting), the out of
+ * line slow paths that pipeline_slow.c holds (oversized packets, chained GUE
+ * over IPv6, fragments, ICMP errors, MAC and martian checks) and the per
+ * packet spray of pipeline_spray.c. Internal to dataplane/: nothing outside
+ * pipeline.c, pipeline_slow.c and pipeline_spray.c includes it.
  */
 #ifndef LB_PIPELINE_INTERNAL_H
 #define LB_PIPELINE_INTERNAL_H

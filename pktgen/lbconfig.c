@@ -60,9 +60,11 @@ apply(struct sg_opts *o, const struct lb_config *cfg, char *err, size_t errlen)
 			/* --vip given: attach the config's weights to the matching VIP. */
 			for (uint16_t j = 0; j < o->nvips; j++) {
 				struct sg_vip *y = &o->vips[j];
+				struct lb_cfg_vip yv = {.af = y->af, .port = y->port};
 
-				if (y->af == x->af && y->proto == x->proto && y->port == x->port &&
-				    memcmp(&y->addr, &x->addr, sizeof(x->addr)) == 0) {
+				yv.addr = y->addr;
+				yv.proto = y->proto; /* SG_PROTO_* are the IP protocol numbers */
+				if (lb_cfg_vip_same(&yv, v)) {
 					memcpy(y->weight, x->weight, sizeof(x->weight));
 					y->configured = true;
 					y->gue = x->gue;

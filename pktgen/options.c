@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Command line and scenario file parsing (start-up only); the balancer config is lbconfig.c's. */
+/*
+ * Command line and scenario file parsing (start-up only); the balancer config
+ * is lbconfig.c's. Over 800 lines because it holds spillgen's two ways in, the
+ * getopt options (sg_opts_parse) and the scenario file's keys
+ * (sg_scenario_load), with their usage text: both fill one struct sg_opts
+ * through the same value parsers (addresses, CIDRs, sizes, VIPs) and defaults,
+ * so splitting them would only move those shared parsers into a header.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The generator's random numbers: xoshiro256** seeded through splitmix64, and
+ * The generator's random numbers: xoshiro256** seeded through splitmix64 (lb_splitmix64), and
  * Lemire's unbiased bounded draw. Per-lcore state, no locks; the same seed
  * gives the same traffic on every run.
  */
@@ -9,25 +9,17 @@
 
 #include <stdint.h>
 
+#include "dataplane/hash.h"
+
 struct sg_rng {
 	uint64_t s[4];
 };
-
-static inline uint64_t
-sg_splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static inline void
 sg_rng_seed(struct sg_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
-		r->s[i] = sg_splitmix64(&seed);
+		r->s[i] = lb_splitmix64(&seed);
 }
 
 static inline uint64_t

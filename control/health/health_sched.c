@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "dataplane/hash.h"
 #include "control/health/health_sched.h"
 
 int
@@ -35,12 +36,9 @@ lb_health_sched_fini(struct lb_health_sched *s)
 uint32_t
 lb_health_sched_phase(uint32_t key, uint32_t interval_ms)
 {
-	/* splitmix64's finaliser: consecutive keys land far apart. */
-	uint64_t z = (uint64_t)key + 0x9E3779B97F4A7C15ull;
+	/* splitmix64 seeded with the key: consecutive keys land far apart. */
+	uint64_t x = key, z = lb_splitmix64(&x);
 
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	z ^= z >> 31;
 	return interval_ms > 0 ? (uint32_t)(z % interval_ms) : 0;
 }
 

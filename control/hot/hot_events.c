@@ -100,3 +100,18 @@ lb_hotkey_counters_json(const struct lb_hotkey *h)
 	}
 	return o;
 }
+
+void
+lb_hotkey_counts(const struct lb_hotkey *h, struct lb_hot_counts *out)
+{
+	*out = (struct lb_hot_counts){
+	        .promotions = h->promotions,
+	        .demotions = h->demotions,
+	        .replans = h->replans,
+	        .dropped = h->dropped,
+	        .table_full = h->table_full,
+	        .active = h->n_ov,
+	};
+	for (uint32_t i = 0; i < h->n_ov; i++)
+		out->pinned += h->ov[i].pinned;
+}

@@ -204,4 +204,14 @@ void lb_hotkey_set_key_var(struct lb_hotkey *h, double var);
  */
 double lb_hotkey_vip_bound(const struct lb_snapshot *s, const struct lb_vip *v, double epsilon);
 
+/* The controller's running counts, as lb_hotkey_counters_json() names them. */
+struct lb_hot_counts {
+	uint64_t promotions, demotions, replans, dropped, table_full;
+	uint32_t active; /* overrides in force */
+	uint32_t pinned; /* of which pinned by the operator */
+};
+
+/** The counts of h, read without building JSON (the telemetry copy). */
+void lb_hotkey_counts(const struct lb_hotkey *h, struct lb_hot_counts *out);
+
 #endif /* LB_HOTKEY_H */

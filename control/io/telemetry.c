@@ -161,21 +161,13 @@ key_text(const struct lb_flow_key *k, uint8_t mode, char *buf, size_t len)
 		         k->proto == IPPROTO_TCP ? "tcp" : "udp");
 }
 
-static uint64_t
-json_u64(const json_t *o, const char *name)
-{
-	json_int_t v = json_integer_value(json_object_get(o, name));
-
-	return v > 0 ? (uint64_t)v : 0;
-}
-
 int
 lb_telemetry_hot_build(struct lb_tele_hot *t, const struct lb_hotkey *h,
                        const struct lb_config *cfg, uint64_t window)
 {
 	const struct lb_hot_override *o;
+	struct lb_hot_counts hc;
 	uint32_t n;
-	json_t *cj;
 
 	memset(t, 0, sizeof(*t));
 	t->window = window;
@@ -184,23 +176,21 @@ lb_telemetry_hot_build(struct lb_tele_hot *t, const struct lb_hotkey *h,
 	n = lb_hotkey_overrides(h, &o);
 	if (n > LB_TELE_MAX_LIST)
 		n = LB_TELE_MAX_LIST;
-	cj = lb_hotkey_counters_json(h);
 	t->keys = calloc(n > 0 ? n : 1, sizeof(*t->keys));
-	if (cj == NULL || t->keys == NULL) {
-		json_decref(cj);
+	if (t->keys == NULL) {
 		lb_telemetry_hot_free(t);
 		return -ENOMEM;
 	}
+	lb_hotkey_counts(h, &hc);
 	t->enabled = true;
 	t->window = window;
-	t->promotions = json_u64(cj, "promotions");
-	t->demotions = json_u64(cj, "demotions");
-	t->replans = json_u64(cj, "replans");
-	t->dropped = json_u64(cj, "dropped");
-	t->table_full = json_u64(cj, "table_full");
-	t->active = json_u64(cj, "active");
-	t->pinned = json_u64(cj, "pinned");
-	json_decref(cj);
+	t->promotions = hc.promotions;
+	t->demotions = hc.demotions;
+	t->replans = hc.replans;
+	t->dropped = hc.dropped;
+	t->table_full = hc.table_full;
+	t->active = hc.active;
+	t->pinned = hc.pinned;
 	for (uint32_t i = 0; i < n; i++) {
 		struct lb_tele_hot_key *k = &t->keys[i];
 		uint8_t mode = LB_KEY_5TUPLE;

@@ -563,11 +563,9 @@ parse_vip(struct ctx *c, const char *path, const json_t *o, const struct lb_conf
 		if (!json_is_array(arr))
 			return fail(c, p, "expected an array, got %s", lb_config_json_type(arr));
 		/* Distinct codes so the control socket can tell a limit (-ENOSPC) and
-		 * an allocation failure (-ENOMEM) from a malformed field. */
-		if (json_array_size(arr) > LB_CFG_MAX_BACKENDS_PER_VIP) {
-			fail(c, p, "too many backends (at most 65534 per VIP)");
-			return -ENOSPC;
-		}
+		 * an allocation failure (-ENOMEM) from a malformed field. One limit:
+		 * backend ids (LB_FLOW_BACKEND_BITS) number the memberships of all
+		 * VIPs, so it bounds one VIP's too, on the array's size alone. */
 		if (*next_backend_id + json_array_size(arr) > LB_MAX_BACKENDS) {
 			fail(c, p, "too many backends in all (at most %u)", LB_MAX_BACKENDS);
 			return -ENOSPC;
@@ -640,6 +638,9 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 		goto error;
 	}
 	if (vips != NULL && json_array_size(vips) > 0) {
+		struct lb_config_vip_set seen = {{0}}; /* 4 KiB */
+		int dup;
+
 		cfg->vips = calloc(json_array_size(vips), sizeof(*cfg->vips));
 		if (cfg->vips == NULL) {
 			fail(&c, "vips", "out of memory");
@@ -655,17 +656,12 @@ lb_config_from_json(const json_t *root, char *err, size_t errlen)
 			    0)
 				goto error;
 			v->id = (uint16_t)i;
-			for (size_t j = 0; j < i; j++) {
-				const struct lb_cfg_vip *o = &cfg->vips[j];
-
-				if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
-				    memcmp(&o->addr, &v->addr, 16) == 0) {
-					fail(&c, p,
-					     "duplicate VIP (same address, port and "
-					     "protocol as vips[%zu])",
-					     j);
-					goto error;
-				}
+			dup = lb_config_vip_set_add(&seen, cfg->vips, (uint32_t)i);
+			if (dup >= 0) {
+				fail(&c, p,
+				     "duplicate VIP (same address, port and protocol as vips[%d])",
+				     dup);
+				goto error;
 			}
 		}
 	}

@@ -25,7 +25,6 @@
 #define LB_FLOW_DEFAULT_SYN_IDLE_MS 5000u      /* an entry not yet confirmed */
 #define LB_FLOW_DEFAULT_CLOSING_IDLE_MS 10000u /* after a FIN or RST */
 #define LB_FLOW_DEFAULT_NEW_FLOW_BURST 10000u
-#define LB_CFG_MAX_BACKENDS_PER_VIP 65534u /* ids 0..65534; 0xFFFF means "none" */
 
 struct lb_cfg_backend {
 	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
@@ -126,6 +125,16 @@ int lb_ip_from_str(const char *s, uint8_t *af, union lb_ip *ip);
 
 /** The identity a backend's Maglev permutation derives from: name, else address. */
 const char *lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len);
+
+/**
+ * Whether a and b are the same VIP: the same family, address (all 16 bytes),
+ * port and protocol, the identity that no two VIPs of a configuration share.
+ * Every other field (key mode, encap, backends, id) is left out.
+ */
+bool lb_cfg_vip_same(const struct lb_cfg_vip *a, const struct lb_cfg_vip *b);
+
+/** The index in cfg->vips of the VIP that is ref (lb_cfg_vip_same), or -1; cfg may be NULL. */
+int lb_config_find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *ref);
 
 /*
  * Pieces of the loader for the control socket, which takes the same VIP and

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loader's checks across fields: a backend name's spelling, and no two
+ * The loader's checks across fields: a backend name's spelling, no two
  * backends of one VIP with the same address or the same identity, found in
- * O(N log N) by sorting. config.c calls them while it reads a VIP; the
- * message format of every rejection (lb_config_vfail()) is here too.
+ * O(N log N) by sorting, and no two VIPs of one identity, found in O(N) with a
+ * hash set. config.c calls them while it reads a VIP; the message format of
+ * every rejection (lb_config_vfail()) is here too.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -162,4 +163,31 @@ out:
 	free(addr_dup);
 	free(id_dup);
 	return rc;
+}
+
+_Static_assert((LB_CONFIG_VIP_SET_SLOTS & (LB_CONFIG_VIP_SET_SLOTS - 1)) == 0,
+               "the VIP set's size is a power of two");
+_Static_assert(LB_MAX_VIPS < UINT16_MAX, "a VIP's index plus one fits a slot");
+
+/* Where a VIP's identity starts its probe: splitmix64 over its fields. */
+static uint32_t
+vip_set_hash(const struct lb_cfg_vip *v)
+{
+	uint64_t x = (uint64_t)v->af | (uint64_t)v->proto << 8 | (uint64_t)v->port << 16;
+
+	x ^= lb_splitmix64(&x) ^ v->addr.q[0];
+	x ^= lb_splitmix64(&x) ^ v->addr.q[1];
+	return (uint32_t)lb_splitmix64(&x);
+}
+
+int
+lb_config_vip_set_add(struct lb_config_vip_set *set, const struct lb_cfg_vip *vips, uint32_t i)
+{
+	uint32_t k = vip_set_hash(&vips[i]) & (LB_CONFIG_VIP_SET_SLOTS - 1);
+
+	for (; set->slot[k] != 0; k = (k + 1) & (LB_CONFIG_VIP_SET_SLOTS - 1))
+		if (lb_cfg_vip_same(&vips[set->slot[k] - 1], &vips[i]))
+			return set->slot[k] - 1;
+	set->slot[k] = (uint16_t)(i + 1);
+	return -1;
 }

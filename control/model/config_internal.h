@@ -17,6 +17,9 @@ extern const char *const lb_config_hot_mode_names[]; /* enum lb_hot_mode */
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/snapshot.h"
 
 struct lb_cfg_vip;
 
@@ -32,5 +35,21 @@ int lb_config_check_name(char *err, size_t errlen, const char *path, const char 
  * @return 0, -EINVAL or -ENOMEM. */
 int lb_config_check_duplicates(char *err, size_t errlen, const char *path,
                                const struct lb_cfg_vip *v);
+
+/*
+ * The VIPs of a document read so far, by identity (lb_cfg_vip_same), for the
+ * loader's duplicate check: open addressing with linear probing over twice
+ * LB_MAX_VIPS slots (the loader refuses more VIPs before it reads one), each
+ * slot a VIP's index plus one (0: empty). Zero it before the first VIP.
+ */
+#define LB_CONFIG_VIP_SET_SLOTS (2u * LB_MAX_VIPS)
+
+struct lb_config_vip_set {
+	uint16_t slot[LB_CONFIG_VIP_SET_SLOTS];
+};
+
+/** Add vips[i] to set unless a VIP of its identity is in it already, in O(1)
+ * expected. @return the index of that VIP, or -1 (vips[i] added). */
+int lb_config_vip_set_add(struct lb_config_vip_set *set, const struct lb_cfg_vip *vips, uint32_t i);
 
 #endif /* LB_CONFIG_INTERNAL_H */

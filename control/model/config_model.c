@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The configuration model outside parsing: addresses to and from text, a
- * backend's identity (what its Maglev permutation is derived from), counts,
- * deep copies and frees of struct lb_config.
+ * backend's identity (what its Maglev permutation is derived from), a VIP's
+ * identity and its lookup, counts, deep copies and frees of struct lb_config.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,6 +44,22 @@ lb_cfg_backend_identity(const struct lb_cfg_backend *b, char *buf, size_t len)
 	else
 		lb_ip_to_str(b->af, &b->addr, buf, len);
 	return buf;
+}
+
+bool
+lb_cfg_vip_same(const struct lb_cfg_vip *a, const struct lb_cfg_vip *b)
+{
+	return a->af == b->af && a->proto == b->proto && a->port == b->port &&
+	       memcmp(&a->addr, &b->addr, sizeof(a->addr)) == 0;
+}
+
+int
+lb_config_find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *ref)
+{
+	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips; i++)
+		if (lb_cfg_vip_same(&cfg->vips[i], ref))
+			return (int)i;
+	return -1;
 }
 
 uint32_t

@@ -103,9 +103,6 @@ backend_add(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *o
 			return lb_rpc_fail(out, LB_RPC_ERR_EXISTS,
 			                   "a backend with identity \"%s\" is already in VIP %s",
 			                   id, lb_rpc_vip_str(&ref, s, sizeof(s)));
-	if (ov->n_backends >= LB_CFG_MAX_BACKENDS_PER_VIP)
-		return lb_rpc_fail(out, LB_RPC_ERR_LIMIT, "too many backends (at most %u per VIP)",
-		                   LB_CFG_MAX_BACKENDS_PER_VIP);
 	if (lb_config_backend_count(lb_rpc_view(t)) >= LB_MAX_BACKENDS)
 		return lb_rpc_fail(out, LB_RPC_ERR_LIMIT, "too many backends in all (at most %u)",
 		                   LB_MAX_BACKENDS);

@@ -122,20 +122,10 @@ lb_rpc_decode_vip_member(const struct lb_rpc_txn *t, const json_t *params, struc
 
 /* ---- Lookups ---- */
 
-static bool
-same_vip(const struct lb_cfg_vip *a, const struct lb_cfg_vip *b)
-{
-	return a->af == b->af && a->proto == b->proto && a->port == b->port &&
-	       memcmp(&a->addr, &b->addr, sizeof(a->addr)) == 0;
-}
-
 int
 lb_rpc_find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *ref)
 {
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		if (same_vip(&cfg->vips[i], ref))
-			return (int)i;
-	return -1;
+	return lb_config_find_vip(cfg, ref);
 }
 
 /*

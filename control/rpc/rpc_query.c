@@ -57,9 +57,10 @@ find_snapshot_vip(const struct lb_snapshot *s, const struct lb_cfg_vip *ref)
 {
 	for (uint32_t i = 0; s != NULL && i < s->n_vips; i++) {
 		const struct lb_vip *v = &s->vips[i];
+		const struct lb_cfg_vip id = {
+		        .addr = v->addr, .af = v->af, .proto = v->proto, .port = ntohs(v->port)};
 
-		if (v->af == ref->af && v->proto == ref->proto && v->port == htons(ref->port) &&
-		    memcmp(&v->addr, &ref->addr, sizeof(v->addr)) == 0)
+		if (lb_cfg_vip_same(&id, ref))
 			return v;
 	}
 	return NULL;

@@ -67,6 +67,7 @@ lb_hot_window_init(struct lb_hot_window *hw, struct lb_publisher *pub,
 		memset(hw, 0, sizeof(*hw));
 		return -ENOMEM;
 	}
+	hw->has_sketches = true;
 	hw->window_ms = cfg->hot.window_ms;
 	hw->sample = cfg->hot.sample;
 	pub->hot = hw->hot;
@@ -100,7 +101,7 @@ lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, char
 
 	if (hw->hot != NULL)
 		return 0;
-	if (hw->prev == NULL) {
+	if (!hw->has_sketches) {
 		snprintf(err, errlen, "hot keys: the workers have no sketches");
 		return -ENOTSUP;
 	}

@@ -22,6 +22,9 @@ struct lb_hot_window {
 	struct lb_sketch *const *sketches; /* one per core */
 	volatile uint64_t *open;           /* the open window number the workers poll */
 	struct lb_hotkey *hot;             /* the controller; NULL when hot keys are off */
+	/* lb_hot_window_init succeeded: the workers run sketches and the
+	 * buffers below exist, so hot keys can be turned on at run time. */
+	bool has_sketches;
 	/* The open window, the closed window still to read (0: none), when the
 	 * next window opens, and how long a window lasts. */
 	uint64_t window;

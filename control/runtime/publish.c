@@ -204,19 +204,6 @@ lb_publish_tick(struct lb_publisher *pub)
 	}
 }
 
-static const struct lb_cfg_vip *
-find_vip(const struct lb_config *cfg, const struct lb_cfg_vip *v)
-{
-	for (uint32_t i = 0; cfg != NULL && i < cfg->n_vips; i++) {
-		const struct lb_cfg_vip *o = &cfg->vips[i];
-
-		if (o->af == v->af && o->proto == v->proto && o->port == v->port &&
-		    memcmp(&o->addr, &v->addr, sizeof(o->addr)) == 0)
-			return o;
-	}
-	return NULL;
-}
-
 /* Order of backends by (family, address, name): the identity that matching uses. */
 static int
 cmp_backend(const struct lb_cfg_backend *a, const struct lb_cfg_backend *b)
@@ -294,7 +281,8 @@ assign_ids(struct lb_publisher *pub, struct lb_config *next)
 	/* Pass 1: carry over ids of what stays. */
 	for (uint32_t i = 0; i < next->n_vips; i++) {
 		struct lb_cfg_vip *v = &next->vips[i];
-		const struct lb_cfg_vip *ov = find_vip(pub->cfg, v);
+		int oi = lb_config_find_vip(pub->cfg, v);
+		const struct lb_cfg_vip *ov = oi >= 0 ? &pub->cfg->vips[oi] : NULL;
 
 		v->id = UINT16_MAX;
 		if (ov != NULL) {

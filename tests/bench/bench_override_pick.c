@@ -12,18 +12,17 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "dataplane/hash.h"
 #include "dataplane/override.h"
 
 #define PICKS (1u << 22)
 #define ROUNDS 7
 
+/* The first value of splitmix64 seeded with x. */
 static uint64_t
 mix(uint64_t x)
 {
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return lb_splitmix64(&x);
 }
 
 static double

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/hash.h"
 #include "rng.h"
 
 uint64_t
 rng_next(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return lb_splitmix64(s);
 }
 
 uint64_t

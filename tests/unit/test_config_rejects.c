@@ -471,6 +471,17 @@ test_config_too_many_vips(void **state)
 	assert_int_equal(cfg->vips[LB_MAX_VIPS - 1].id, LB_MAX_VIPS - 1);
 	lb_config_free(cfg);
 
+	/* A full document with one duplicate: the earlier VIP it repeats is named. */
+	json_array_set_new(vips, LB_MAX_VIPS - 1,
+	                   json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1", "port",
+	                             (json_int_t)518, "protocol", "tcp"));
+	assert_null(lb_config_from_json(root, err, sizeof(err)));
+	assert_error(err, "vips[1023]",
+	             "duplicate VIP (same address, port and protocol as vips[517])");
+	json_array_set_new(vips, LB_MAX_VIPS - 1,
+	                   json_pack("{s:s, s:i, s:s}", "address", "203.0.113.1", "port",
+	                             (json_int_t)LB_MAX_VIPS, "protocol", "tcp"));
+
 	json_array_append_new(vips, json_pack("{s:s, s:i, s:s}", "address", "203.0.113.2", "port",
 	                                      (json_int_t)80, "protocol", "tcp"));
 	assert_null(lb_config_from_json(root, err, sizeof(err)));
@@ -509,8 +520,8 @@ test_config_table_budget(void **state)
 
 /*
  * Backend limits: LB_MAX_BACKENDS memberships over all VIPs load, one more is
- * rejected naming the VIP's backends; a VIP with more than
- * LB_CFG_MAX_BACKENDS_PER_VIP backends is rejected before any is parsed.
+ * rejected naming the VIP's backends; a VIP with more than LB_MAX_BACKENDS
+ * backends is rejected on the array's size, before any is parsed.
  */
 static void
 test_config_too_many_backends(void **state)
@@ -551,16 +562,17 @@ test_config_too_many_backends(void **state)
 	assert_error(err, path, "too many backends in all (at most 16384)");
 	json_decref(root);
 
-	/* One VIP over the per-VIP limit: refused on the array's size alone. */
+	/* One VIP over the limit alone: refused on the array's size (its entries
+	 * are empty objects, which parsing would refuse). */
 	root = parse_sq("{" ENC "}");
 	bes = json_array();
-	for (uint32_t j = 0; j < LB_CFG_MAX_BACKENDS_PER_VIP + 1; j++)
+	for (uint32_t j = 0; j < LB_MAX_BACKENDS + 1; j++)
 		json_array_append_new(bes, json_object());
 	json_object_set_new(root, "vips",
 	                    json_pack("[{s:s, s:i, s:s, s:o}]", "address", "203.0.113.1", "port",
 	                              (json_int_t)80, "protocol", "tcp", "backends", bes));
 	assert_null(lb_config_from_json(root, err, sizeof(err)));
-	assert_error(err, "vips[0].backends", "too many backends (at most 65534 per VIP)");
+	assert_error(err, "vips[0].backends", "too many backends in all (at most 16384)");
 	json_decref(root);
 }
 

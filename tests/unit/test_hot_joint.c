@@ -6,7 +6,9 @@
  * backends judged per unit of weight, several hot keys of one VIP planned
  * jointly, hosts shared by two VIPs and the infeasible report. Every expected
  * figure comes from this file's own model of the traffic, never from the
- * controller's report of itself.
+ * controller's report of itself. Over 800 lines because that model (binomial
+ * traffic, sampling, Count-Min overestimates, per-backend loads) is shared by
+ * every case here; cut in two, each file would carry a copy of it.
  */
 #include <setjmp.h>
 #include <stdarg.h>

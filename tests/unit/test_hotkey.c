@@ -8,7 +8,10 @@
  * 1 - p + N p / r; then failures, load shifts, a minute of a share sweeping
  * across the threshold (the flapping bound), demotion, pinning, VIP removal,
  * events, counters and parameters. The planning maths on its own is in
- * test_hot_plan.c.
+ * test_hot_plan.c. Over 800 lines: a dozen cases of one controller on the
+ * simulation of hotkey_fixture.c, with the reference oracles they share
+ * (formula, ref_water_fill); split by case, those oracles would move into the
+ * fixture for this file's use alone.
  */
 #include <errno.h>
 #include <setjmp.h>

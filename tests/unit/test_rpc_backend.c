@@ -277,11 +277,11 @@ test_rpc_limit_backends(void **state)
 	json_decref(r);
 	assert_int_equal(f->apply_calls, 1);
 
-	/* More than one VIP may hold: rejected before anything is parsed. */
+	/* More than all VIPs together may hold: rejected before anything is parsed. */
 	params = json_pack("{s:s, s:i, s:s, s:[]}", "address", "198.51.100.2", "port",
 	                   (json_int_t)80, "protocol", "tcp", "backends");
 	assert_non_null(params);
-	for (uint32_t i = 0; i < LB_CFG_MAX_BACKENDS_PER_VIP + 1; i++)
+	for (uint32_t i = 0; i < LB_MAX_BACKENDS + 1; i++)
 		json_array_append_new(json_object_get(params, "backends"), json_object());
 	r = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)1, "method",
 	              "vip_add", "params", params);
@@ -289,7 +289,7 @@ test_rpc_limit_backends(void **state)
 	json_decref(r);
 	r = rpc_raw(f, line, strlen(line));
 	free(line);
-	assert_error(r, LB_RPC_ERR_LIMIT, "backends: too many backends (at most 65534 per VIP)");
+	assert_error(r, LB_RPC_ERR_LIMIT, "backends: too many backends in all (at most 16384)");
 	json_decref(r);
 	assert_int_equal(f->apply_calls, 1);
 	fake_free(f);
