@@ -23,18 +23,13 @@
 
 /* --- hosts ---------------------------------------------------------------- */
 
+/* A host's slot in the host table: its address hashed (local only; no other
+ * instance depends on these constants). */
 static uint32_t
 host_slot_of(const struct lb_backend *b)
 {
-	uint64_t x = (uint64_t)b->af * 0x9E3779B97F4A7C15ULL;
+	uint64_t x = lb_hot_addr_hash(b, 0xff51afd7ed558ccdULL, 29);
 
-	for (int i = 0; i < 16; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, (const uint8_t *)&b->addr + i, 8);
-		x = (x ^ w) * 0xff51afd7ed558ccdULL;
-		x ^= x >> 29;
-	}
 	return (uint32_t)(x >> 40) & (LB_HOT_HOST_SLOTS - 1);
 }
 

@@ -56,7 +56,7 @@ uint16_t
 lb_hotkey_preference(const struct lb_snapshot *s, const struct lb_vip *v, uint64_t key_hash,
                      uint16_t *out, uint16_t max)
 {
-	uint64_t seen[(LB_HOT_N_IDS + 64) / 64] = {0}; /* 8 KiB bitmap of ids already listed */
+	uint64_t seen[(LB_HOT_N_IDS + 64) / 64] = {0}; /* bitmap of ids already listed (2 KiB) */
 	uint32_t m = s->table_size, want = max, i, k;
 	uint16_t n = 0;
 
@@ -198,9 +198,8 @@ rank_cmp(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-/* A backend's identity as every instance knows it (its address), hashed. */
-static uint64_t
-identity_hash(const struct lb_backend *b)
+uint64_t
+lb_hot_addr_hash(const struct lb_backend *b, uint64_t mul, unsigned int shift)
 {
 	uint64_t x = (uint64_t)b->af * 0x9E3779B97F4A7C15ULL;
 
@@ -208,10 +207,19 @@ identity_hash(const struct lb_backend *b)
 		uint64_t w;
 
 		memcpy(&w, (const uint8_t *)&b->addr + i, 8);
-		x = (x ^ w) * 0xbf58476d1ce4e5b9ULL;
-		x ^= x >> 31;
+		x = (x ^ w) * mul;
+		x ^= x >> shift;
 	}
 	return x;
+}
+
+/* A backend's identity as every instance knows it (its address), hashed: the
+ * rendezvous order's input, so its constants are part of what instances must
+ * agree on. */
+static uint64_t
+identity_hash(const struct lb_backend *b)
+{
+	return lb_hot_addr_hash(b, 0xbf58476d1ce4e5b9ULL, 31);
 }
 
 /* The rendezvous score of (key, backend): splitmix64's finaliser. */

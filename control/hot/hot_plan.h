@@ -155,4 +155,12 @@ lb_hot_plan_carrier_weight(const struct lb_hotkey *h, const struct lb_snapshot *
 /** Square root by Newton's iteration (no libm in this library); 0 for x <= 0. */
 double lb_hot_sqrt(double x);
 
+/**
+ * A backend's address (family and 16 bytes) folded into 64 bits: each 8-byte
+ * word xored in, multiplied by mul, then shifted right by shift and xored.
+ * The planner's identity hash and the host table use it with their own
+ * constants.
+ */
+uint64_t lb_hot_addr_hash(const struct lb_backend *b, uint64_t mul, unsigned int shift);
+
 #endif /* LB_HOT_PLAN_H */

@@ -14,8 +14,9 @@
 
 #include "control/hot/hotkey.h"
 
-/* Backend ids are uint16_t with 0xFFFF reserved, so per-id arrays are this long. */
-#define LB_HOT_N_IDS 65535u
+/* Per-id arrays are this long: backend ids are below LB_MAX_BACKENDS (14
+ * bits, LB_FLOW_BACKEND_BITS), and LB_BACKEND_NONE is outside them. */
+#define LB_HOT_N_IDS ((uint32_t)LB_MAX_BACKENDS)
 
 /* Override index: open addressing, 4x the override limit so load <= 1/4. */
 #define LB_HOT_INDEX_SIZE 4096u
