@@ -20,6 +20,7 @@ lb_hot_events_add(struct lb_hotkey *h, enum lb_hot_event_type type, uint64_t win
 
 	e->window = window;
 	e->key_hash = o->key_hash;
+	e->key = o->key;
 	e->share = o->share;
 	e->vip_id = o->vip_id;
 	e->replicas = o->n_replicas;
@@ -60,6 +61,16 @@ lb_hotkey_events_json(const struct lb_hotkey *h)
 	return arr;
 }
 
+const struct lb_flow_key *
+lb_hotkey_event_key(const struct lb_hotkey *h, uint32_t i)
+{
+	uint32_t first = (h->ev_next + LB_HOT_MAX_EVENTS - h->ev_n) % LB_HOT_MAX_EVENTS;
+
+	if (i >= h->ev_n)
+		return NULL;
+	return &h->ev[(first + i) % LB_HOT_MAX_EVENTS].key;
+}
+
 json_t *
 lb_hotkey_counters_json(const struct lb_hotkey *h)
 {
@@ -82,8 +93,8 @@ lb_hotkey_counters_json(const struct lb_hotkey *h)
 	     json_object_set_new(o, "elephants", json_integer(elephants)) != 0 ||
 	     json_object_set_new(o, "listed", json_integer((json_int_t)h->listed)) != 0 ||
 	     json_object_set_new(o, "delisted", json_integer((json_int_t)h->delisted)) != 0 ||
-	     json_object_set_new(o, "report_full", json_integer((json_int_t)h->report_full)) !=
-	             0)) {
+	     json_object_set_new(o, "report_full", json_integer((json_int_t)h->report_full)) != 0 ||
+	     json_object_set_new(o, "unresolved", json_integer((json_int_t)h->unresolved)) != 0)) {
 		json_decref(o);
 		return NULL;
 	}

@@ -9,10 +9,11 @@
  * JSON reports in hot_events.c. docs/hot-keys.md "The controller" has the
  * math and the flapping bound.
  *
- * Parameters. A field left 0 takes its default (threshold auto: no floor
- * beyond the promotion bound; threshold_low threshold / 2, demote_windows 5,
- * epsilon 0.25, ewma_alpha 0.5), so a zero-initialised struct (or NULL at
- * create) means "defaults".
+ * Parameters. Ranges and defaults are control/model/params.h's. A field left
+ * 0 takes its default: threshold 0 is "auto" (the promotion bound derived per
+ * VIP), threshold_low threshold / 2 under a numeric threshold and 0 ("auto")
+ * under "auto"; demote_windows, epsilon, ewma_alpha and margin their
+ * defaults. A zero-initialised struct (or NULL at create) means "defaults".
  *
  * Promotion and demotion follow the load a key puts on its home: with share
  * p of a VIP whose usable weights sum to W, the home (weight w_h) carries
@@ -35,15 +36,16 @@
 #include "control/hot/hot_report.h"
 #include "control/hot/hotkey.h"
 #include "control/hot/hotkey_internal.h"
-
-#define DEFAULT_DEMOTE_WINDOWS 5
-#define DEFAULT_EPSILON 0.25
-#define DEFAULT_ALPHA 0.5
-#define DEFAULT_MARGIN 0.05
-#define MAX_MARGIN 0.5
-#define MAX_EPSILON 1000.0 /* beyond this the cap means nothing; a typo, not a policy */
+#include "control/model/params.h"
 
 /* --- parameters ---------------------------------------------------------- */
+
+/* x is 0 (the default, or "auto") or a value of parameter id. */
+static bool
+zero_or_ok(enum lb_hot_param id, double x)
+{
+	return x == 0 || lb_param_ok(&lb_hot_param_table[id], x);
+}
 
 static int
 params_resolve(const struct lb_hot_params *in, struct lb_hot_params *out)
@@ -52,24 +54,26 @@ params_resolve(const struct lb_hot_params *in, struct lb_hot_params *out)
 
 	if (in != NULL)
 		p = *in;
-	/* The comparisons are written so that NaN fails them. */
-	if (!(p.threshold >= 0 && p.threshold <= 1) || !(p.threshold_low >= 0) ||
-	    !(p.epsilon >= 0 && p.epsilon <= MAX_EPSILON) ||
-	    !(p.ewma_alpha >= 0 && p.ewma_alpha <= 1) || !(p.margin <= MAX_MARGIN))
+	/* A margin below 0 is none; NaN fails every check. */
+	if (!zero_or_ok(LB_HOT_P_THRESHOLD, p.threshold) ||
+	    !zero_or_ok(LB_HOT_P_THRESHOLD_LOW, p.threshold_low) ||
+	    !zero_or_ok(LB_HOT_P_EPSILON, p.epsilon) ||
+	    !zero_or_ok(LB_HOT_P_EWMA_ALPHA, p.ewma_alpha) ||
+	    !zero_or_ok(LB_HOT_P_DEMOTE_WINDOWS, p.demote_windows) ||
+	    !(p.margin <= 0 || lb_param_ok(&lb_hot_param_table[LB_HOT_P_MARGIN], p.margin)))
 		return -EINVAL;
-	/* threshold 0 is "auto": the promotion bound alone (promotion_bound). */
-	if (p.threshold_low == 0)
-		p.threshold_low = p.threshold / 2;
-	if (p.threshold_low > p.threshold)
+	if (p.threshold_low == 0 && p.threshold != LB_HOT_THRESHOLD_AUTO)
+		p.threshold_low = p.threshold / LB_HOT_THRESHOLD_LOW_DIV;
+	if (p.threshold != LB_HOT_THRESHOLD_AUTO && p.threshold_low > p.threshold)
 		return -EINVAL;
 	if (p.demote_windows == 0)
-		p.demote_windows = DEFAULT_DEMOTE_WINDOWS;
+		p.demote_windows = LB_HOT_DEMOTE_WINDOWS_DEFAULT;
 	if (p.epsilon == 0)
-		p.epsilon = DEFAULT_EPSILON;
+		p.epsilon = LB_HOT_EPSILON_DEFAULT;
 	if (p.ewma_alpha == 0)
-		p.ewma_alpha = DEFAULT_ALPHA;
+		p.ewma_alpha = LB_HOT_EWMA_ALPHA_DEFAULT;
 	if (p.margin == 0)
-		p.margin = DEFAULT_MARGIN;
+		p.margin = LB_HOT_MARGIN_DEFAULT;
 	else if (p.margin < 0)
 		p.margin = -1; /* none */
 	*out = p;
@@ -666,7 +670,7 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		const struct lb_hot_vip_info *vi;
 		uint64_t total;
 		uint16_t home;
-		double share;
+		double share, bound;
 		int pos;
 
 		if (v == NULL || vip_total == NULL || (total = vip_total[v->id]) == 0)
@@ -697,9 +701,15 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 			continue; /* one backend: nothing to spread over */
 		/* Promoted once the share's lower bound takes its home over the cap. */
 		home = lb_maglev_pick(s, v, c[i].key_hash);
-		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home) ||
-		    !(share * share_floor(h, (double)c[i].count) > promotion_bound(h, s, vi, home)))
+		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home))
 			continue;
+		bound = promotion_bound(h, s, vi, home);
+		if (!(share * share_floor(h, (double)c[i].count) > bound)) {
+			/* Above the bound, but not resolvably: counted. */
+			if (share > bound)
+				h->unresolved++;
+			continue;
+		}
 		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
 		           share * share_floor(h, (double)c[i].count), 0, window) == -ENOSPC) {
 			h->table_full++;

@@ -24,13 +24,14 @@
 _Static_assert(LB_HOT_MAX_REPLICAS <= LB_OVERRIDE_REPLICAS_MAX,
                "the snapshot lays out every replica the controller plans");
 
+/* Ranges and defaults: control/model/params.h; 0 in a field takes its default. */
 struct lb_hot_params {
-	double threshold;     /* operator's floor on a promoted share; 0: auto (the bound alone) */
-	double threshold_low; /* demote when share < this ... (default φ/2) */
-	uint32_t demote_windows; /* ... for this many consecutive windows (default 5) */
-	double epsilon;          /* c = 1 + ε: the load cap factor (default 0.25) */
-	double ewma_alpha;       /* weight of the newest window in backend loads (default 0.5) */
-	double margin; /* plans stay this fraction below the cap (default 0.05; < 0: none) */
+	double threshold; /* operator's floor on a promoted share; 0: "auto" (the bound alone) */
+	double threshold_low;    /* demote when share < this ... (0: φ/2, or "auto") */
+	uint32_t demote_windows; /* ... for this many consecutive windows */
+	double epsilon;          /* c = 1 + ε: the load cap factor */
+	double ewma_alpha;       /* weight of the newest window in backend loads */
+	double margin;           /* plans stay this fraction below the cap (< 0: none) */
 };
 
 /* One merged candidate of a closed window (sum over cores). */
@@ -144,9 +145,18 @@ void lb_hotkey_listed_at(const struct lb_hotkey *h, uint32_t i, struct lb_hot_li
 json_t *lb_hotkey_events_json(const struct lb_hotkey *h);
 
 /**
+ * The key of event i of lb_hotkey_events_json()'s array (oldest first), as
+ * its override named it (all zero when it was not known), or NULL past the
+ * end.
+ */
+const struct lb_flow_key *lb_hotkey_event_key(const struct lb_hotkey *h, uint32_t i);
+
+/**
  * Counters: {"promotions", "demotions", "replans", "dropped", "table_full",
  * "infeasible", "active", "pinned", "windows_missed", "reported", "elephants",
- * "listed", "delisted", "report_full"}. Events of type "infeasible" also carry
+ * "listed", "delisted", "report_full", "unresolved" (candidate windows whose
+ * share was above the promotion bound but whose lower bound, under the
+ * sampling in force, was not)}. Events of type "infeasible" also carry
  * "peak": the best peak/average per unit of weight a plan could reach.
  */
 json_t *lb_hotkey_counters_json(const struct lb_hotkey *h);

@@ -106,6 +106,7 @@ enum lb_hot_event_type {
 struct lb_hot_event {
 	uint64_t window;
 	uint64_t key_hash;
+	struct lb_flow_key key; /* as the override names it (zero: not known) */
 	double share;
 	uint16_t vip_id;
 	uint16_t replicas;
@@ -196,6 +197,9 @@ struct lb_hotkey {
 	uint32_t ev_n;
 
 	uint64_t promotions, demotions, replans, dropped, table_full, infeasible;
+	/* Candidates above their promotion bound whose share's lower bound was
+	 * not: the sampling in force cannot tell them from the bound. */
+	uint64_t unresolved;
 	uint64_t windows_missed; /* windows not read: no decision was taken on them */
 
 	/* Hot keys listed without an override (hot_report.c). */

@@ -498,6 +498,9 @@ render_hot(struct buf *b, const json_t *hot, const json_t *list)
 	         "Overrides dropped (their VIP or backends went away)."},
 	        {"table_full", "spillway_hot_table_full_total", "counter",
 	         "Promotions refused because the override table was full."},
+	        {"unresolved", "spillway_hot_unresolved_total", "counter",
+	         "Candidate windows above the promotion bound that the sampling could not "
+	         "resolve from it."},
 	        {"window", "spillway_hot_windows_total", "counter",
 	         "Hot-key windows closed (the controller's logical clock)."},
 	        {"active", "spillway_hot_overrides", "gauge", "Active hot-key overrides."},

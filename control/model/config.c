@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,41 +152,6 @@ get_uint(struct ctx *c, const char *path, const json_t *obj, const char *key, ui
 		return fail(c, p, "%lld out of range [%llu, %llu]", (long long)i,
 		            (unsigned long long)min, (unsigned long long)max);
 	*out = (uint64_t)i;
-	return 0;
-}
-
-static int
-get_real(struct ctx *c, const char *path, const json_t *obj, const char *key, double min,
-         double max, double *out)
-{
-	json_t *v = json_object_get(obj, key);
-	char p[256];
-	double d;
-
-	if (v == NULL)
-		return 0;
-	join(p, sizeof(p), path, key);
-	if (!json_is_number(v))
-		return fail(c, p, "expected a number, got %s", lb_config_json_type(v));
-	d = json_number_value(v);
-	if (!isfinite(d) || d < min || d > max)
-		return fail(c, p, "%g out of range [%g, %g]", d, min, max);
-	*out = d;
-	return 0;
-}
-
-static int
-get_bool(struct ctx *c, const char *path, const json_t *obj, const char *key, bool *out)
-{
-	json_t *v = json_object_get(obj, key);
-	char p[256];
-
-	if (v == NULL)
-		return 0;
-	join(p, sizeof(p), path, key);
-	if (!json_is_boolean(v))
-		return fail(c, p, "expected a boolean, got %s", lb_config_json_type(v));
-	*out = json_is_true(v);
 	return 0;
 }
 
@@ -339,26 +303,34 @@ parse_encap(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	return parse_vlan(c, json_object_get(o, "vlan"), e);
 }
 
-/* The hot-key planner's knobs of the hot object (docs/operations.md). */
+/*
+ * The hot object: every parameter at its default (params.h), then those the
+ * document gives; threshold_low left "auto" under a numeric threshold becomes
+ * threshold / LB_HOT_THRESHOLD_LOW_DIV.
+ */
 static int
-parse_hot_planner(struct ctx *c, const json_t *o, struct lb_config *cfg)
+parse_hot(struct ctx *c, const json_t *root, struct lb_config *cfg)
 {
-	uint64_t u = cfg->hot.demote_windows;
+	double val[LB_HOT_P_N];
+	bool given[LB_HOT_P_N];
+	json_t *o;
 	int rc;
 
-	if ((rc = get_real(c, "hot", o, "margin", 0.0, 0.5, &cfg->hot.margin)) != 0)
+	for (int i = 0; i < LB_HOT_P_N; i++)
+		lb_config_hot_set(cfg, (enum lb_hot_param)i, lb_hot_param_table[i].def);
+	if ((rc = get_obj(c, "", root, "hot", &o)) != 0)
 		return rc;
-	if ((rc = get_real(c, "hot", o, "ewma_alpha", 0.01, 1.0, &cfg->hot.ewma_alpha)) != 0)
-		return rc;
-	if ((rc = get_uint(c, "hot", o, "demote_windows", 1, 1000, &u, 0)) != 0)
-		return rc;
-	cfg->hot.demote_windows = (uint32_t)u;
-	if ((rc = get_real(c, "hot", o, "threshold_low", 1e-7, 1.0, &cfg->hot.threshold_low)) != 0)
-		return rc;
-	if (json_object_get(o, "threshold_low") != NULL &&
-	    cfg->hot.threshold_low > cfg->hot.threshold)
-		return fail(c, "hot.threshold_low", "%g is above hot.threshold %g",
-		            cfg->hot.threshold_low, cfg->hot.threshold);
+	if (o != NULL) {
+		rc = lb_config_hot_params_from_json(o, "hot", false, val, given, c->err, c->errlen);
+		if (rc != 0)
+			return rc;
+		for (int i = 0; i < LB_HOT_P_N; i++)
+			if (given[i])
+				lb_config_hot_set(cfg, (enum lb_hot_param)i, val[i]);
+	}
+	if (cfg->hot.threshold_low == LB_HOT_THRESHOLD_LOW_AUTO &&
+	    cfg->hot.threshold != LB_HOT_THRESHOLD_AUTO)
+		cfg->hot.threshold_low = cfg->hot.threshold / LB_HOT_THRESHOLD_LOW_DIV;
 	return 0;
 }
 
@@ -369,9 +341,6 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 	static const char *const flow_keys[] = {
 	        "capacity",        "tcp_idle_ms",   "udp_idle_ms",    "syn_idle_ms",
 	        "closing_idle_ms", "new_flow_rate", "new_flow_burst", NULL};
-	static const char *const hot_keys[] = {
-	        "enabled", "window_ms",  "threshold",      "epsilon",       "weight", "sample",
-	        "margin",  "ewma_alpha", "demote_windows", "threshold_low", NULL};
 	static const char *const icmp_keys[] = {"rate_per_sec", "burst", NULL};
 	const char *seed = NULL;
 	json_t *o;
@@ -462,39 +431,7 @@ parse_globals(struct ctx *c, const json_t *root, struct lb_config *cfg)
 		cfg->icmp.burst = (uint32_t)u;
 	}
 
-	cfg->hot.enabled = true;
-	cfg->hot.window_ms = 100;
-	cfg->hot.threshold = 0.01;
-	cfg->hot.epsilon = 0.25;
-	cfg->hot.weight = LB_HOT_WEIGHT_PACKETS;
-	cfg->hot.sample = LB_HOT_SAMPLE_AUTO;
-	cfg->hot.threshold_low = 0; /* threshold / 2 unless given */
-	cfg->hot.demote_windows = 5;
-	cfg->hot.ewma_alpha = 0.5;
-	cfg->hot.margin = 0.05;
-	if ((rc = get_obj(c, "", root, "hot", &o)) != 0)
-		return rc;
-	if (o != NULL) {
-		if ((rc = check_keys(c, "hot", o, hot_keys)) != 0)
-			return rc;
-		if ((rc = get_bool(c, "hot", o, "enabled", &cfg->hot.enabled)) != 0)
-			return rc;
-		u = cfg->hot.window_ms;
-		if ((rc = get_uint(c, "hot", o, "window_ms", 1, 60000, &u, 0)) != 0)
-			return rc;
-		cfg->hot.window_ms = (uint32_t)u;
-		if ((rc = get_real(c, "hot", o, "threshold", 1e-6, 1.0, &cfg->hot.threshold)) != 0)
-			return rc;
-		if ((rc = get_real(c, "hot", o, "epsilon", 1e-3, 100.0, &cfg->hot.epsilon)) != 0)
-			return rc;
-		if ((rc = lb_config_hot_policy_from_json(o, cfg, c->err, c->errlen)) != 0)
-			return rc;
-		if ((rc = parse_hot_planner(c, o, cfg)) != 0)
-			return rc;
-	}
-	if (cfg->hot.threshold_low == 0)
-		cfg->hot.threshold_low = cfg->hot.threshold / 2;
-	return 0;
+	return parse_hot(c, root, cfg);
 }
 
 /* A health object under path into a new *out (freed again on failure). */

@@ -15,6 +15,7 @@
 
 #include "dataplane/snapshot.h"
 #include "control/health/health_probe.h"
+#include "control/model/params.h"
 
 #define LB_NAME_MAX 64
 #define LB_SEED_MAX 256
@@ -24,10 +25,6 @@
 #define LB_FLOW_DEFAULT_SYN_IDLE_MS 5000u      /* an entry not yet confirmed */
 #define LB_FLOW_DEFAULT_CLOSING_IDLE_MS 10000u /* after a FIN or RST */
 #define LB_FLOW_DEFAULT_NEW_FLOW_BURST 10000u
-#define LB_HOT_WEIGHT_PACKETS 0
-#define LB_HOT_WEIGHT_BYTES 1
-#define LB_HOT_SAMPLE_AUTO (-1) /* chosen per core from its measured packet rate */
-#define LB_HOT_SAMPLE_MAX 8
 
 struct lb_cfg_backend {
 	char name[LB_NAME_MAX]; /* optional stable identity; "" = use the address */
@@ -79,17 +76,20 @@ struct lb_config {
 		uint32_t rate_per_sec; /* generated ICMP errors per second per core */
 		uint32_t burst;        /* token bucket depth per core */
 	} icmp;
+	/* The hot object: params.h has each field's range, default and unit. */
 	struct {
 		bool enabled;
 		uint32_t window_ms;
-		double threshold;
+		double threshold; /* LB_HOT_THRESHOLD_AUTO (0) or a share in (0, 1] */
 		double epsilon;
 		uint8_t weight; /* LB_HOT_WEIGHT_PACKETS or _BYTES: sketch and loads alike */
 		int8_t sample;  /* sampling shift 0..LB_HOT_SAMPLE_MAX, or LB_HOT_SAMPLE_AUTO */
-		double threshold_low;    /* demote below this (default threshold / 2) */
-		uint32_t demote_windows; /* ... for this many windows (default 5) */
-		double ewma_alpha;       /* weight of the newest window (default 0.5) */
-		double margin;           /* plans stay this fraction under the cap (default 0.05) */
+		/* Demote below this: a share, or LB_HOT_THRESHOLD_LOW_AUTO (0) under an
+		 * "auto" threshold (under a numeric one the loader makes it threshold / 2). */
+		double threshold_low;
+		uint32_t demote_windows; /* ... for this many windows */
+		double ewma_alpha;       /* weight of the newest window */
+		double margin;           /* plans stay this fraction under the cap (0: none) */
 	} hot;
 	uint32_t n_vips;
 	struct lb_cfg_vip *vips;
@@ -246,13 +246,44 @@ int lb_config_hot_mode_from_json(const json_t *v, uint8_t proto, const char *pat
                                  char *err, size_t errlen);
 
 /**
- * The hot object's "weight" and "sample" members (absent: left as they are in
- * cfg). @return 0, or -EINVAL with "hot.weight: ..." / "hot.sample: ..." in err.
+ * The value v of the hot parameter p (a row of lb_hot_param_table) into *out
+ * (the model's number: 0/1 for a boolean, the index of an enum's name,
+ * p->auto_value for "auto"). Shared by the file and the control socket:
+ * messages start with "path.name: " ("name: " for an empty path).
+ *
+ * @return 0, or -EINVAL with "path.name: reason" in err.
  */
-int lb_config_hot_policy_from_json(const json_t *hot, struct lb_config *cfg, char *err,
+int lb_config_hot_param_from_json(const struct lb_param *p, const json_t *v, const char *path,
+                                  double *out, char *err, size_t errlen);
+
+/**
+ * Every member of obj (the hot object at path "hot", or hot_set's params at
+ * path "") decoded into val[] by lb_config_hot_param_from_json, given[] set
+ * for those present. A member that is no parameter is refused ("unknown
+ * field"); with socket, so is one the socket may not set. threshold_low above
+ * a numeric threshold given beside it is refused, naming threshold_low.
+ *
+ * @return 0, or -EINVAL with "path.name: reason" in err.
+ */
+int lb_config_hot_params_from_json(const json_t *obj, const char *path, bool socket,
+                                   double val[LB_HOT_P_N], bool given[LB_HOT_P_N], char *err,
                                    size_t errlen);
 
-/** The document form of hot.sample: "auto" or the shift; NULL if allocation failed. */
-json_t *lb_config_hot_sample_json(int8_t sample);
+/**
+ * threshold_low against threshold (both the model's numbers): none is above
+ * a numeric threshold. @return 0, or -EINVAL with "path.threshold_low: x is
+ * above path.threshold y" in err.
+ */
+int lb_config_hot_check_low(double threshold, double low, const char *path, char *err,
+                            size_t errlen);
+
+/** The document form of p's value x: "auto", an integer, a number, a name or a boolean. */
+json_t *lb_config_hot_param_json(const struct lb_param *p, double x);
+
+/** cfg's hot parameter id, as the model's number. */
+double lb_config_hot_get(const struct lb_config *cfg, enum lb_hot_param id);
+
+/** Set cfg's hot parameter id to x (a value lb_config_hot_param_from_json gave). */
+void lb_config_hot_set(struct lb_config *cfg, enum lb_hot_param id, double x);
 
 #endif /* LB_CONFIG_H */

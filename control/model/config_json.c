@@ -102,6 +102,22 @@ encap_to_json(const struct lb_encap_conf *e)
 	return o;
 }
 
+/* The hot object: every parameter of params.h's table, in its order. */
+static json_t *
+hot_to_json(const struct lb_config *cfg)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; o != NULL && i < LB_HOT_P_N; i++)
+		if (!set(o, lb_hot_param_table[i].name,
+		         lb_config_hot_param_json(&lb_hot_param_table[i],
+		                                  lb_config_hot_get(cfg, (enum lb_hot_param)i)))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
 json_t *
 lb_config_to_json(const struct lb_config *cfg)
 {
@@ -126,16 +142,7 @@ lb_config_to_json(const struct lb_config *cfg)
 	     set(root, "icmp",
 	         json_pack("{s:i, s:i}", "rate_per_sec", (json_int_t)cfg->icmp.rate_per_sec,
 	                   "burst", (json_int_t)cfg->icmp.burst)) &&
-	     set(root, "hot",
-	         json_pack("{s:b, s:i, s:f, s:f, s:s, s:o, s:f, s:f, s:i, s:f}", "enabled",
-	                   cfg->hot.enabled, "window_ms", (json_int_t)cfg->hot.window_ms,
-	                   "threshold", cfg->hot.threshold, "epsilon", cfg->hot.epsilon, "weight",
-	                   lb_config_hot_weight_names[cfg->hot.weight], "sample",
-	                   lb_config_hot_sample_json(cfg->hot.sample), "margin", cfg->hot.margin,
-	                   "ewma_alpha", cfg->hot.ewma_alpha, "demote_windows",
-	                   (json_int_t)cfg->hot.demote_windows, "threshold_low",
-	                   cfg->hot.threshold_low)) &&
-	     set(root, "vips", json_incref(vips));
+	     set(root, "hot", hot_to_json(cfg)) && set(root, "vips", json_incref(vips));
 	json_decref(vips);
 	if (!ok) {
 		json_decref(root);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/model/json_text.h"
 #include "control/model/state_text.h"
 
 /* What Jansson's JSON_INDENT(2) puts before an element of the root's "vips" array. */
@@ -151,7 +152,7 @@ entry_encode(struct vip_text *e, const struct lb_cfg_vip *v)
 {
 	json_t *o = lb_config_vip_to_json(v);
 
-	char *flat = o != NULL ? json_dumps(o, JSON_INDENT(2)) : NULL;
+	char *flat = o != NULL ? lb_json_text_dumps(o, JSON_INDENT(2)) : NULL;
 
 	json_decref(o);
 	e->text = flat != NULL ? indented(flat, &e->len) : NULL;
@@ -181,7 +182,7 @@ head_text(const struct lb_config *cfg)
 
 	empty.n_vips = 0;
 	doc = lb_config_to_json(&empty);
-	s = doc != NULL ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+	s = doc != NULL ? lb_json_text_dumps(doc, JSON_INDENT(2)) : NULL;
 	json_decref(doc);
 	return s;
 }

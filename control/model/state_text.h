@@ -3,7 +3,7 @@
  * The state file's text, encoded incrementally: each VIP's indented JSON is
  * kept from one encoding to the next and encoded again only when the VIP
  * changed, so a change to one VIP of many costs one VIP's encoding and a copy.
- * The text is byte for byte json_dumps(lb_config_to_json(cfg), JSON_INDENT(2)).
+ * The text is byte for byte lb_json_text_dumps(lb_config_to_json(cfg), JSON_INDENT(2)).
  */
 #ifndef LB_STATE_TEXT_H
 #define LB_STATE_TEXT_H
@@ -21,7 +21,7 @@ struct lb_state_text *lb_state_text_new(void);
 void lb_state_text_free(struct lb_state_text *st);
 
 /**
- * Encode cfg as json_dumps(lb_config_to_json(cfg), JSON_INDENT(2)) followed
+ * Encode cfg as lb_json_text_dumps(lb_config_to_json(cfg), JSON_INDENT(2)) followed
  * by "\n", reusing the text of every VIP equal (address, port, protocol, key, hot_mode,
  * encap, backends in order with name, address, weight, state) to one of the
  * last successful call. The cache then holds cfg's VIPs.

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "control/model/config.h"
+#include "control/model/json_text.h"
 #include "control/rpc/rpc.h"
 #include "control/rpc/rpc_id.h"
 #include "control/rpc/rpc_internal.h"
@@ -148,9 +149,10 @@ static int
 charge_reply(struct lb_rpc_txn *t, struct call *c, size_t i, size_t n)
 {
 	json_t *r = reply(c->id, &c->out);
-	size_t need = (r != NULL ? json_dumpb(r, NULL, 0, JSON_COMPACT) : 0) + (i > 0);
-	char msg[LB_RPC_MSG_LEN];
+	char *text = lb_json_text_dumps(r, JSON_COMPACT), msg[LB_RPC_MSG_LEN];
+	size_t need = (text != NULL ? strlen(text) : 0) + (i > 0);
 
+	free(text);
 	json_decref(r);
 	if (need <= t->reply_left) {
 		t->reply_left -= need;
@@ -271,7 +273,7 @@ dump(json_t *r)
 
 	if (r == NULL)
 		return lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");
-	s = json_dumps(r, JSON_COMPACT);
+	s = lb_json_text_dumps(r, JSON_COMPACT);
 	json_decref(r);
 	if (s == NULL)
 		return lb_rpc_error_reply(LB_RPC_ERR_INTERNAL, "out of memory");

@@ -69,9 +69,9 @@ struct lb_rpc_ops {
 	/** Recent promotion/demotion/re-plan/pin events, oldest first (caller owns). */
 	json_t *(*hot_events)(void *arg);
 	/**
-	 * Change hot-key parameters; params is the validated object with any of
-	 * "threshold", "threshold_low", "epsilon", "demote_windows", "window_ms".
-	 * 0 or -errno with err.
+	 * Change hot-key parameters; params is the object hot_set validated
+	 * (lb_config_hot_params_from_json with socket: any parameter of
+	 * params.h's table that the socket may set). 0 or -errno with err.
 	 */
 	int (*hot_set)(void *arg, const json_t *params, char *err, size_t errlen);
 	/**

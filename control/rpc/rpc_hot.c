@@ -27,23 +27,6 @@ fail_hot_disabled(struct lb_rpc_outcome *o)
 	return lb_rpc_fail(o, LB_RPC_ERR_INTERNAL, "hot keys are disabled (hot.enabled is false)");
 }
 
-/* A number (integer or real) at params.name within lo..hi; lo excluded if lo_open. */
-static int
-decode_real(struct lb_rpc_outcome *o, const json_t *params, const char *name, double lo,
-            bool lo_open, double hi, double *v)
-{
-	const json_t *j = json_object_get(params, name);
-
-	if (!json_is_number(j))
-		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS, "%s: expected a number, got %s",
-		                   name, lb_config_json_type(j));
-	*v = json_number_value(j);
-	if ((lo_open ? *v <= lo : *v < lo) || *v > hi)
-		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS, "%s: %g out of range %c%g, %g]",
-		                   name, *v, lo_open ? '(' : '[', lo, hi);
-	return 0;
-}
-
 /* An integer member at path.name (path "" for params) within lo..hi. */
 static int
 decode_int(struct lb_rpc_outcome *o, const json_t *obj, const char *path, const char *name,
@@ -61,28 +44,6 @@ decode_int(struct lb_rpc_outcome *o, const json_t *obj, const char *path, const 
 		                   "%s%s%s: %lld out of range [%lld, %lld]", path, *path ? "." : "",
 		                   name, (long long)*v, (long long)lo, (long long)hi);
 	return 0;
-}
-
-/* params.sample: "auto" or a sampling shift 0..LB_HOT_SAMPLE_MAX. */
-static int
-decode_sample(struct lb_rpc_outcome *o, const json_t *j)
-{
-	if (json_is_string(j) && strcmp(json_string_value(j), "auto") == 0)
-		return 0;
-	if (json_is_integer(j) && json_integer_value(j) >= 0 &&
-	    json_integer_value(j) <= LB_HOT_SAMPLE_MAX)
-		return 0;
-	if (json_is_integer(j))
-		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
-		                   "sample: %lld out of range [0, %d] (or \"auto\")",
-		                   (long long)json_integer_value(j), LB_HOT_SAMPLE_MAX);
-	if (json_is_string(j))
-		return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
-		                   "sample: expected \"auto\" or a shift 0-%d, got \"%s\"",
-		                   LB_HOT_SAMPLE_MAX, json_string_value(j));
-	return lb_rpc_fail(o, LB_RPC_ERR_INVALID_PARAMS,
-	                   "sample: expected \"auto\" or a shift 0-%d, got %s", LB_HOT_SAMPLE_MAX,
-	                   lb_config_json_type(j));
 }
 
 static int
@@ -105,55 +66,32 @@ rpc_hot_events(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome
 	return lb_rpc_succeed(out, t->ops->hot_events(t->ops->arg));
 }
 
+/*
+ * hot_set: the members decoded and checked by the configuration's own decoder
+ * (config_hot.c, params.h's ranges), so the socket refuses what the file
+ * refuses, with the same message; then the daemon applies them.
+ */
 static int
 rpc_hot_set(struct lb_rpc_txn *t, const json_t *params, struct lb_rpc_outcome *out)
 {
-	static const char *const keys[] = {"threshold",      "threshold_low", "epsilon",
-	                                   "demote_windows", "window_ms",     "margin",
-	                                   "ewma_alpha",     "sample",        NULL};
-	char err[LB_RPC_MSG_LEN] = "";
-	double th = 0, low = 0, eps;
-	json_int_t n;
+	char err[LB_RPC_MSG_LEN] = "", names[LB_RPC_MSG_LEN] = "";
+	double val[LB_HOT_P_N];
+	bool given[LB_HOT_P_N];
 	json_t *list, *p;
 	int rc;
 
 	if (t->ops->hot_set == NULL || t->ops->hot_list == NULL)
 		return fail_hot_disabled(out);
-	/* What the sketches and the loads count is fixed for the process. */
-	if (json_is_object(params) && json_object_get(params, "weight") != NULL)
+	if (lb_config_hot_params_from_json(params, "", true, val, given, err, sizeof(err)) != 0)
+		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS, "%s", err);
+	if (json_object_size(params) == 0) {
+		for (int i = 0; i < LB_HOT_P_N; i++)
+			if (lb_hot_param_table[i].where == LB_PARAM_SOCKET)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				         "%s%s", names[0] ? ", " : "", lb_hot_param_table[i].name);
 		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
-		                   "weight: restart-only (hot.weight in the configuration file), "
-		                   "not settable through hot_set");
-	if (lb_rpc_check_keys(out, params, "", keys) != 0)
-		return out->code;
-	if (json_object_size(params) == 0)
-		return lb_rpc_fail(
-		        out, LB_RPC_ERR_INVALID_PARAMS,
-		        "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, "
-		        "ewma_alpha, sample: missing "
-		        "(at least one is required)");
-	if (json_object_get(params, "sample") != NULL &&
-	    decode_sample(out, json_object_get(params, "sample")) != 0)
-		return out->code;
-	if ((json_object_get(params, "threshold") != NULL &&
-	     decode_real(out, params, "threshold", 0, true, 1, &th) != 0) ||
-	    (json_object_get(params, "threshold_low") != NULL &&
-	     decode_real(out, params, "threshold_low", 0, true, 1, &low) != 0) ||
-	    (json_object_get(params, "epsilon") != NULL &&
-	     decode_real(out, params, "epsilon", 0.001, false, 100, &eps) != 0) ||
-	    (json_object_get(params, "demote_windows") != NULL &&
-	     decode_int(out, params, "", "demote_windows", 1, 1000, &n) != 0) ||
-	    (json_object_get(params, "window_ms") != NULL &&
-	     decode_int(out, params, "", "window_ms", 10, 60000, &n) != 0) ||
-	    (json_object_get(params, "margin") != NULL &&
-	     decode_real(out, params, "margin", 0, false, 0.5, &eps) != 0) ||
-	    (json_object_get(params, "ewma_alpha") != NULL &&
-	     decode_real(out, params, "ewma_alpha", 0.01, false, 1, &eps) != 0))
-		return out->code;
-	if (json_object_get(params, "threshold") != NULL &&
-	    json_object_get(params, "threshold_low") != NULL && low > th)
-		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS,
-		                   "threshold_low: %g is above threshold %g", low, th);
+		                   "%s: missing (at least one is required)", names);
+	}
 	rc = t->ops->hot_set(t->ops->arg, params, err, sizeof(err));
 	if (rc == -EINVAL)
 		return lb_rpc_fail(out, LB_RPC_ERR_INVALID_PARAMS, "%s",
@@ -374,9 +312,8 @@ const struct lb_rpc_method lb_rpc_hot_methods[] = {
         {.name = "hot_set",
          .handler = rpc_hot_set,
          .no_batch = true,
-         .usage = "hot_set {threshold?, threshold_low?, epsilon?, demote_windows?, window_ms?, "
-                  "margin?, ewma_alpha?, sample?} "
-                  "(at least one)"},
+         .usage = "hot_set {window_ms?, threshold?, epsilon?, sample?, margin?, ewma_alpha?, "
+                  "demote_windows?, threshold_low?} (at least one)"},
         {.name = "hot_pin",
          .handler = rpc_hot_pin,
          .no_batch = true,

@@ -262,17 +262,25 @@ key_json(const struct lb_vip *v, const struct lb_flow_key *k)
 	return o;
 }
 
+/* What hot_list and hot_set report: the controller's parameters in the document's form. */
 static json_t *
 hot_params_json(const struct lb_hot_window *hw)
 {
+	const struct lb_param *t = lb_hot_param_table;
 	struct lb_hot_params hp;
 
 	lb_hotkey_get_params(hw->hot, &hp);
-	return json_pack("{s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:o}", "threshold", hp.threshold,
-	                 "threshold_low", hp.threshold_low, "epsilon", hp.epsilon, "demote_windows",
-	                 (json_int_t)hp.demote_windows, "window_ms", (json_int_t)hw->window_ms,
-	                 "margin", hp.margin > 0 ? hp.margin : 0.0, "ewma_alpha", hp.ewma_alpha,
-	                 "sample", lb_config_hot_sample_json(hw->sample));
+	return json_pack(
+	        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "threshold",
+	        lb_config_hot_param_json(&t[LB_HOT_P_THRESHOLD], hp.threshold), "threshold_low",
+	        lb_config_hot_param_json(&t[LB_HOT_P_THRESHOLD_LOW], hp.threshold_low), "epsilon",
+	        lb_config_hot_param_json(&t[LB_HOT_P_EPSILON], hp.epsilon), "demote_windows",
+	        lb_config_hot_param_json(&t[LB_HOT_P_DEMOTE_WINDOWS], hp.demote_windows),
+	        "window_ms", lb_config_hot_param_json(&t[LB_HOT_P_WINDOW_MS], hw->window_ms),
+	        "margin",
+	        lb_config_hot_param_json(&t[LB_HOT_P_MARGIN], hp.margin > 0 ? hp.margin : 0),
+	        "ewma_alpha", lb_config_hot_param_json(&t[LB_HOT_P_EWMA_ALPHA], hp.ewma_alpha),
+	        "sample", lb_config_hot_param_json(&t[LB_HOT_P_SAMPLE], hw->sample));
 }
 
 static json_t *
@@ -367,53 +375,68 @@ ops_hot_events(void *arg)
 		const struct lb_vip *v =
 		        snap_vip(s, (uint16_t)json_integer_value(json_object_get(e, "vip_id")));
 
+		const struct lb_flow_key *k = lb_hotkey_event_key(hw->hot, (uint32_t)i);
+
 		if (v != NULL)
 			json_object_set_new(e, "vip", vip_ref_json(v));
+		/* The key as the VIP's key mode sees it, when the override knew it. */
+		if (v != NULL && k != NULL && k->af != 0)
+			json_object_set_new(e, "key", key_json(v, k));
 	}
 	return ev;
 }
 
+/*
+ * hot_set's params (checked by the method) into the running controller and
+ * windows. A new threshold keeps the demotion threshold's ratio to it unless
+ * threshold_low is set too; to or from "auto" the demotion threshold is
+ * "auto" (threshold / 2 under a number) again.
+ */
 static int
 ops_hot_set(void *arg, const json_t *params, char *err, size_t errlen)
 {
 	struct lb_control_rpc *cr = arg;
 	struct lb_hot_window *hw = cr->hw;
+	double val[LB_HOT_P_N];
+	bool given[LB_HOT_P_N];
 	struct lb_hot_params hp;
-	json_t *v;
 	int rc;
 
+	rc = lb_config_hot_params_from_json(params, "", true, val, given, err, errlen);
+	if (rc != 0)
+		return rc;
 	lb_hotkey_get_params(hw->hot, &hp);
-	if ((v = json_object_get(params, "threshold")) != NULL) {
-		double old = hp.threshold;
+	if (given[LB_HOT_P_THRESHOLD]) {
+		double old = hp.threshold, th = val[LB_HOT_P_THRESHOLD];
 
-		hp.threshold = json_number_value(v);
-		/* Keep the demotion threshold's ratio unless it is set too. */
-		if (json_object_get(params, "threshold_low") == NULL)
-			hp.threshold_low = hp.threshold_low * hp.threshold / old;
+		if (!given[LB_HOT_P_THRESHOLD_LOW])
+			hp.threshold_low = old > 0 && th > 0 ? hp.threshold_low * th / old
+			                                     : LB_HOT_THRESHOLD_LOW_AUTO;
+		hp.threshold = th;
 	}
-	if ((v = json_object_get(params, "threshold_low")) != NULL)
-		hp.threshold_low = json_number_value(v);
-	if ((v = json_object_get(params, "epsilon")) != NULL)
-		hp.epsilon = json_number_value(v);
-	if ((v = json_object_get(params, "demote_windows")) != NULL)
-		hp.demote_windows = (uint32_t)json_integer_value(v);
-	if ((v = json_object_get(params, "margin")) != NULL)
-		hp.margin = json_number_value(v) > 0 ? json_number_value(v) : -1; /* 0: none */
-	if ((v = json_object_get(params, "ewma_alpha")) != NULL)
-		hp.ewma_alpha = json_number_value(v);
+	if (given[LB_HOT_P_THRESHOLD_LOW])
+		hp.threshold_low = val[LB_HOT_P_THRESHOLD_LOW];
+	if (given[LB_HOT_P_EPSILON])
+		hp.epsilon = val[LB_HOT_P_EPSILON];
+	if (given[LB_HOT_P_DEMOTE_WINDOWS])
+		hp.demote_windows = (uint32_t)val[LB_HOT_P_DEMOTE_WINDOWS];
+	if (given[LB_HOT_P_MARGIN])
+		hp.margin = val[LB_HOT_P_MARGIN] > 0 ? val[LB_HOT_P_MARGIN] : -1; /* 0: none */
+	if (given[LB_HOT_P_EWMA_ALPHA])
+		hp.ewma_alpha = val[LB_HOT_P_EWMA_ALPHA];
+	rc = lb_config_hot_check_low(hp.threshold, hp.threshold_low, "", err, errlen);
+	if (rc != 0)
+		return rc;
 	rc = lb_hotkey_set_params(hw->hot, &hp);
 	if (rc != 0) {
-		snprintf(err, errlen,
-		         "invalid hot-key parameters (threshold_low must not exceed "
-		         "threshold)");
+		snprintf(err, errlen, "invalid hot-key parameters");
 		return rc;
 	}
-	if ((v = json_object_get(params, "window_ms")) != NULL)
-		hw->window_ms = (uint32_t)json_integer_value(v);
-	/* "auto" or a shift (checked by the method); the sketches take it from
-	 * the next window they open. */
-	if ((v = json_object_get(params, "sample")) != NULL)
-		hw->sample = json_is_string(v) ? LB_HOT_SAMPLE_AUTO : (int8_t)json_integer_value(v);
+	if (given[LB_HOT_P_WINDOW_MS])
+		hw->window_ms = (uint32_t)val[LB_HOT_P_WINDOW_MS];
+	/* The sketches take the sample rate from the next window they open. */
+	if (given[LB_HOT_P_SAMPLE])
+		hw->sample = (int8_t)val[LB_HOT_P_SAMPLE];
 	return 0;
 }
 

@@ -65,13 +65,14 @@ lb_hot_window_backend_load(const struct lb_hot_window *hw, unsigned int i, uint3
 
 /* The smallest share the controller must resolve (what automatic sampling is
  * sized for): the operator's threshold, or with threshold auto the smallest
- * promotion bound over the live snapshot's VIPs (0.01 with none). */
+ * promotion bound over the live snapshot's VIPs (LB_HOT_SAMPLE_AUTO_SHARE
+ * with none). */
 static inline double
 lb_hot_window_threshold(const struct lb_hot_window *hw)
 {
 	const struct lb_snapshot *s = *hw->pub->snap;
 	struct lb_hot_params hp;
-	double t = 0.01;
+	double t = LB_HOT_SAMPLE_AUTO_SHARE;
 
 	lb_hotkey_get_params(hw->hot, &hp);
 	if (hp.threshold > 0)
@@ -124,8 +125,9 @@ int lb_hot_window_enable(struct lb_hot_window *hw, const struct lb_config *cfg, 
                          size_t errlen);
 
 /**
- * cfg's hot.threshold (demotion at half of it), hot.epsilon and hot.window_ms
- * for the running controller (nothing when off).
+ * cfg's hot parameters (threshold, threshold_low, demote_windows, epsilon,
+ * ewma_alpha, margin, window_ms, sample) for the running controller (nothing
+ * when off).
  *
  * @return 0, or lb_hotkey_set_params's -EINVAL.
  */

@@ -4,12 +4,15 @@
  * recent events, change the parameters, pin and unpin one key by hand; each
  * beside its row of the command table.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "control/model/params.h"
 #include "args.h"
 #include "conn.h"
 #include "render.h"
@@ -170,29 +173,41 @@ static const struct spillctl_command hot_events_cmd = {
         .run = cmd_hot_events,
 };
 
-/* The sketches' sampling shift the daemon accepts (hot.sample, LB_HOT_SAMPLE_MAX). */
-#define SAMPLE_SHIFT_MAX 8
-
-/* --sample auto|N: "auto" or a shift 0-SAMPLE_SHIFT_MAX, added to @p as "sample". */
+/*
+ * --NAME (NAME a hot_set parameter, '_' spelt '-') into @p, checked against
+ * the daemon's own table (control/model/params.h): "auto" where the
+ * parameter takes it, else an integer or a number in its range.
+ */
 static bool
-opt_sample(const struct spillctl_args *a, json_t *p)
+opt_param(const struct spillctl_args *a, const struct lb_param *prm, json_t *p)
 {
-	const char *s = spillctl_arg_get(a, "sample");
-	unsigned long v;
+	char opt[32], range[64], *end;
+	const char *s;
+	double v;
 
+	snprintf(opt, sizeof(opt), "%s", prm->name);
+	for (char *c = opt; *c != '\0'; c++)
+		if (*c == '_')
+			*c = '-';
+	s = spillctl_arg_get(a, opt);
 	if (s == NULL)
 		return true;
-	if (strcmp(s, "auto") == 0) {
-		json_object_set_new(p, "sample", json_string("auto"));
+	if (prm->auto_ok && strcmp(s, "auto") == 0) {
+		json_object_set_new(p, prm->name, json_string("auto"));
 		return true;
 	}
-	if (!spillctl_parse_ulong(s, SAMPLE_SHIFT_MAX, &v)) {
-		spillctl_usage_error(a->cmd,
-		                     "--sample: '%s' is not \"auto\" or an integer from 0 to %d", s,
-		                     SAMPLE_SHIFT_MAX);
+	errno = 0;
+	v = prm->type == LB_PARAM_INT ? (double)strtoll(s, &end, 10) : strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !lb_param_ok(prm, v) ||
+	    (prm->auto_ok && v == prm->auto_value)) {
+		spillctl_usage_error(a->cmd, "--%s: '%s' is not %s%s in %s", opt, s,
+		                     prm->auto_ok ? "\"auto\" or " : "",
+		                     prm->type == LB_PARAM_INT ? "an integer" : "a number",
+		                     lb_param_range(prm, range, sizeof(range)));
 		return false;
 	}
-	json_object_set_new(p, "sample", json_integer((json_int_t)v));
+	json_object_set_new(p, prm->name,
+	                    prm->type == LB_PARAM_INT ? json_integer((json_int_t)v) : json_real(v));
 	return true;
 }
 
@@ -203,19 +218,20 @@ cmd_hot_set(struct spillctl_cli *cli, const struct spillctl_args *a)
 	json_t *res;
 	int rc;
 
-	if (!spillctl_opt_real(a, "threshold", "threshold", 0, true, 1, p) ||
-	    !spillctl_opt_real(a, "threshold-low", "threshold_low", 0, true, 1, p) ||
-	    !spillctl_opt_real(a, "epsilon", "epsilon", 0.001, false, 100, p) ||
-	    !spillctl_opt_uint(a, "demote-windows", "demote_windows", 1, 1000, p) ||
-	    !spillctl_opt_uint(a, "window-ms", "window_ms", 10, 60000, p) || !opt_sample(a, p)) {
-		json_decref(p);
-		return SPILLCTL_EXIT_USAGE;
+	for (int i = 0; i < LB_HOT_P_N; i++) {
+		if (lb_hot_param_table[i].where != LB_PARAM_SOCKET)
+			continue;
+		if (!opt_param(a, &lb_hot_param_table[i], p)) {
+			json_decref(p);
+			return SPILLCTL_EXIT_USAGE;
+		}
 	}
 	if (json_object_size(p) == 0) {
 		json_decref(p);
-		return spillctl_usage_error(a->cmd, "hot set: give at least one of --threshold, "
-		                                    "--threshold-low, --epsilon, --demote-windows, "
-		                                    "--window-ms, --sample");
+		return spillctl_usage_error(a->cmd,
+		                            "hot set: give at least one of --threshold, "
+		                            "--threshold-low, --epsilon, --demote-windows, "
+		                            "--window-ms, --sample, --margin, --ewma-alpha");
 	}
 	rc = spillctl_call_print(cli, "hot_set", p, &spillctl_shape_hot_set, &res);
 	if (res != NULL) {
@@ -232,13 +248,16 @@ static const struct spillctl_opt opts_hot_set[] = {
         {.name = "demote-windows", .has_arg = true},
         {.name = "window-ms", .has_arg = true},
         {.name = "sample", .has_arg = true},
+        {.name = "margin", .has_arg = true},
+        {.name = "ewma-alpha", .has_arg = true},
         {.name = NULL},
 };
 
 static const struct spillctl_command hot_set_cmd = {
         .name = "hot set",
-        .synopsis = "[--threshold X] [--threshold-low X] [--epsilon X] [--demote-windows N] "
-                    "[--window-ms N] [--sample auto|N]",
+        .synopsis = "[--threshold auto|X] [--threshold-low auto|X] [--epsilon X] "
+                    "[--demote-windows N] [--window-ms N] [--sample auto|N] [--margin X] "
+                    "[--ewma-alpha X]",
         .summary = "change the hot-key parameters",
         .help = "Changes the controller's parameters from the next window (method\n"
                 "\"hot_set\"); at least one option. Prints the parameters now in force.\n"
@@ -246,10 +265,11 @@ static const struct spillctl_command hot_set_cmd = {
                 "section is not rewritten.\n"
                 "\n"
                 "Options:\n"
-                "  --threshold X        promote a key at this share of its VIP, above 0, at\n"
-                "                       most 1 (0.01 = 1%)\n"
-                "  --threshold-low X    demote below this share, above 0, at most the\n"
-                "                       threshold\n"
+                "  --threshold auto|X   promote a key at this share of its VIP, above 0, at\n"
+                "                       most 1 (0.01 = 1%); auto: where its home would pass\n"
+                "                       the cap\n"
+                "  --threshold-low auto|X demote below this share, above 0, at most the\n"
+                "                       threshold; auto: half a numeric threshold\n"
                 "  --epsilon X          load cap: backends stay under (1 + X) times the\n"
                 "                       average, 0.001-100\n"
                 "  --demote-windows N   demote after N consecutive windows below the lower\n"
@@ -257,6 +277,10 @@ static const struct spillctl_command hot_set_cmd = {
                 "  --window-ms N        the measurement window, 10-60000 ms\n"
                 "  --sample auto|N      the sketches sample 1 packet in 2^N, 0-8; auto:\n"
                 "                       each core from its measured rate\n"
+                "  --margin X           plans stay this fraction below the cap, 0-0.5\n"
+                "                       (0: none)\n"
+                "  --ewma-alpha X       weight of the newest window in the smoothed loads,\n"
+                "                       0.01-1\n"
                 "\n"
                 "Examples:\n"
                 "  spillctl hot set --threshold 0.05 --threshold-low 0.02\n"

@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "control/model/json_text.h"
 #include "conn.h"
 #include "render.h"
 #include "shape.h"
@@ -282,7 +283,7 @@ spillctl_exchange(struct spillctl_cli *cli, const json_t *req, json_t **reply)
 	int rc;
 
 	*reply = NULL;
-	text = json_dumps(req, JSON_COMPACT);
+	text = lb_json_text_dumps(req, JSON_COMPACT);
 	if (text == NULL)
 		return spillctl_io_error(cli, "cannot encode the request: out of memory");
 	tlen = strlen(text);

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "control/model/json_text.h"
 #include "render.h"
 #include "table.h"
 
@@ -130,7 +131,12 @@ spillctl_jint(const json_t *o, const char *key)
 void
 spillctl_print_json(const json_t *v)
 {
-	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+	/* Reals as the daemon writes them: shortest round-trip precision. */
+	char *s = lb_json_text_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+
+	if (s != NULL)
+		fputs(s, stdout);
+	free(s);
 	fputc('\n', stdout);
 }
 

@@ -272,12 +272,14 @@ static const struct spillctl_member override_m[] = {
 static const struct spillctl_shape override = {K_OBJ, override_m, NULL};
 static const struct spillctl_shape overrides = {K_ARR, NULL, &override};
 
-/* The controller's parameters: numbers, and "sample" ("auto" or a shift). */
+/* The controller's parameters: numbers, "threshold" and "threshold_low" ("auto"
+ * or a number) and "sample" ("auto" or a shift). */
 static const struct spillctl_shape int_or_str = {K_INT | K_STR, NULL, NULL};
+static const struct spillctl_shape num_or_str = {K_NUM | K_STR, NULL, NULL};
 static const struct spillctl_member hot_params_m[] = {
-        OPT("threshold", number),      OPT("threshold_low", number), OPT("epsilon", number),
-        OPT("demote_windows", number), OPT("window_ms", number),     OPT("margin", number),
-        OPT("ewma_alpha", number),     OPT("sample", int_or_str),    {NULL, false, NULL}};
+        OPT("threshold", num_or_str),  OPT("threshold_low", num_or_str), OPT("epsilon", number),
+        OPT("demote_windows", number), OPT("window_ms", number),         OPT("margin", number),
+        OPT("ewma_alpha", number),     OPT("sample", int_or_str),        {NULL, false, NULL}};
 static const struct spillctl_shape hot_params = {K_OBJ, hot_params_m, NULL};
 
 static const struct spillctl_member hot_list_m[] = {REQ("window", integer),

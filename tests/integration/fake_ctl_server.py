@@ -454,19 +454,24 @@ class State:
 
     def m_hot_set(self, p):
         self.hot_enabled()
-        check_fields(p, "", ("threshold", "threshold_low", "epsilon", "demote_windows",
-                             "window_ms", "sample"))
+        check_fields(p, "", ("window_ms", "threshold", "epsilon", "sample", "margin",
+                             "ewma_alpha", "demote_windows", "threshold_low"))
         if not p:
-            raise RpcError(INVALID_PARAMS, "threshold, threshold_low, epsilon, demote_windows, "
-                           "window_ms, sample: missing (at least one is required)")
+            raise RpcError(INVALID_PARAMS, "window_ms, threshold, epsilon, sample, margin, "
+                           "ewma_alpha, demote_windows, threshold_low: missing (at least one "
+                           "is required)")
         if "sample" in p and p["sample"] != "auto":
             check_int(p["sample"], "sample", 0, 8)
-        for k, lo, hi in (("threshold", 0, 1), ("threshold_low", 0, 1), ("epsilon", 0.001, 100)):
+        for k, lo, hi, open_lo in (("threshold", 0, 1, True), ("threshold_low", 0, 1, True),
+                                   ("epsilon", 0.001, 100, False), ("margin", 0, 0.5, False),
+                                   ("ewma_alpha", 0.01, 1, False)):
             if k in p:
                 x = p[k]
+                if k.startswith("threshold") and x == "auto":
+                    continue
                 if not isinstance(x, (int, float)) or isinstance(x, bool):
                     raise RpcError(INVALID_PARAMS, f"{k}: expected a number")
-                if x < lo or x > hi or (k != "epsilon" and x == 0):
+                if x < lo or x > hi or (open_lo and x == lo):
                     raise RpcError(INVALID_PARAMS, f"{k}: {x:g} out of range")
         if "demote_windows" in p:
             check_int(p["demote_windows"], "demote_windows", 1, 1000)
@@ -474,7 +479,7 @@ class State:
             check_int(p["window_ms"], "window_ms", 10, 60000)
         low = p.get("threshold_low", self.hot_params["threshold_low"])
         th = p.get("threshold", self.hot_params["threshold"])
-        if low > th:
+        if low != "auto" and th != "auto" and low > th:
             raise RpcError(INVALID_PARAMS, f"threshold_low: {low:g} is above threshold {th:g}")
         self.hot_params.update(p)
         return dict(self.hot_params)

@@ -235,6 +235,11 @@ def main(cfg_path, scen_path, live_path, res_path, csv_path, final_path):
     else:
         kh, how = None, "not found"
     mine = [e for e in ev if e["key_hash"] == kh]
+    # Every event of the hot key names it as the VIP's key mode sees it.
+    for e in mine:
+        if e.get("key", {}).get("src") != hk["src"]:
+            bad("hot_events %s of window %s names key %r, not the hot source %s"
+                % (e["event"], e["window"], e.get("key"), hk["src"]))
     promos = [e for e in mine if e["event"] == "promote"]
     sized = [e for e in mine if e["event"] in ("promote", "replan")]
     D = hl["params"].get("demote_windows", DEMOTE_WINDOWS)

@@ -703,6 +703,42 @@ assert "reloaded" in line, line
 assert c.call("config_get")["hot"]["enabled"] is True
 w0 = c.call("hot_list")["window"]
 wait_for(lambda: c.call("hot_list")["window"] > w0, "hot windows to advance again")
+
+# Each hot-key parameter at and beyond its documented bounds (docs/operations.md,
+# docs/control-protocol.md, written here): SIGHUP and hot_set give one verdict,
+# a refusal names the field. threshold "auto" (the default) is printed back.
+assert c.call("config_get")["hot"]["threshold"] == "auto"
+assert c.call("hot_list")["params"]["threshold"] == "auto"
+for name, value, ok in (
+        ("window_ms", 10, True), ("window_ms", 9, False),
+        ("window_ms", 60000, True), ("window_ms", 60001, False),
+        ("threshold", "auto", True), ("threshold", 1e-9, True), ("threshold", 0, False),
+        ("threshold", 1, True), ("threshold", 1.000001, False),
+        ("threshold_low", "auto", True), ("threshold_low", 0, False),
+        ("threshold_low", 1.000001, False),
+        ("epsilon", 0.001, True), ("epsilon", 0.000999, False),
+        ("epsilon", 100, True), ("epsilon", 100.001, False),
+        ("margin", 0, True), ("margin", 0.5, True), ("margin", 0.501, False),
+        ("ewma_alpha", 0.01, True), ("ewma_alpha", 0.0099, False), ("ewma_alpha", 1.001, False),
+        ("demote_windows", 1, True), ("demote_windows", 0, False),
+        ("demote_windows", 1000, True), ("demote_windows", 1001, False),
+        ("sample", "auto", True), ("sample", 8, True), ("sample", 9, False)):
+    doc = json.loads(json.dumps(base))
+    doc["hot"] = {name: value}
+    line = hup(doc)
+    if ok:
+        assert "reloaded" in line, (name, value, line)
+        assert c.call("config_get")["hot"][name] == value, (name, value)
+    else:
+        assert "hot.%s: " % name in line and "keeping" in line, (name, value, line)
+    try:
+        c.call("hot_set", **{name: value})
+        assert ok, ("hot_set took", name, value)
+    except spwrpc.RpcError as e:
+        assert not ok, ("hot_set refused", name, value, e)
+        assert e.code == -32602 and e.message.startswith(name + ": "), e
+line = hup(base)
+assert "reloaded" in line, line
 c.close()
 EOF2
 stop "$PID"

@@ -275,6 +275,9 @@ usage_case hot set --sample 9
 usage_case hot set --sample -1
 usage_case hot set --sample 2.5
 usage_case hot set --sample Auto
+usage_case hot set --threshold-low auto0
+usage_case hot set --margin 0.6
+usage_case hot set --ewma-alpha 0
 usage_case hot pin 192.0.2.10:80
 usage_case hot pin 192.0.2.10:80 gateway
 usage_case hot pin 192.0.2.10:80 198.51.100.7:40000
@@ -712,8 +715,8 @@ forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":{}}'
 malformed 'result: expected an array, got an object' hot events
 forge hot_events '{"jsonrpc":"2.0","id":"$ID","result":[{"window":"1200","event":"promote"}]}'
 malformed 'result[0].window: expected an integer, got a string' hot events
-forge hot_set '{"jsonrpc":"2.0","id":"$ID","result":{"threshold":"0.1"}}'
-malformed 'result.threshold: expected a number, got a string' hot set --threshold 0.1
+forge hot_set '{"jsonrpc":"2.0","id":"$ID","result":{"threshold":true}}'
+malformed 'result.threshold: expected a number or a string, got a boolean' hot set --threshold 0.1
 forge drain '{"jsonrpc":"2.0","id":"$ID","result":{"drained":true,"hooks":{"bird":{"announced":"0"}}}}'
 malformed 'result.hooks.bird.announced: expected an integer, got a string' drain
 # The raw call prints any result: only the envelope is checked.
@@ -935,6 +938,15 @@ expect_json 'v["sample"] == 0 and v["window_ms"] == 100'
 ctl hot set --sample=8
 expect_rc 0
 expect_req hot_set '{"sample":8}'
+ctl hot set --threshold auto --margin 0.1 --ewma-alpha 0.25
+expect_rc 0
+expect_req hot_set '{"threshold":"auto","margin":0.1,"ewma_alpha":0.25}'
+# Reals at their shortest round-trip precision, sent and printed.
+ctl --json hot set --threshold 0.3 --threshold-low 0.15
+expect_rc 0
+expect_req hot_set '{"threshold":0.3,"threshold_low":0.15}'
+expect_out_re '^  "threshold": 0\.3,$'
+expect_not_out '0.2999'
 
 # The key per the VIP's key mode: 5tuple (dport defaults to the VIP's port).
 ctl hot pin 192.0.2.20:80/tcp 198.51.100.9 --sport 40001 --replicas 2

@@ -224,13 +224,13 @@ test_config_defaults(void **state)
 	assert_int_equal(c->icmp.burst, 50);
 	assert_true(c->hot.enabled);
 	assert_int_equal(c->hot.window_ms, 100);
-	assert_true(c->hot.threshold == 0.01);
+	assert_true(c->hot.threshold == 0); /* "auto" */
 	assert_true(c->hot.epsilon == 0.25);
-	/* docs/operations.md's defaults; threshold_low is half the threshold. */
+	/* docs/operations.md's defaults; threshold_low "auto" (0) under an "auto" threshold. */
 	assert_true(c->hot.margin == 0.05);
 	assert_true(c->hot.ewma_alpha == 0.5);
 	assert_int_equal(c->hot.demote_windows, 5);
-	assert_true(c->hot.threshold_low == 0.005);
+	assert_true(c->hot.threshold_low == 0);
 	assert_int_equal(c->n_vips, 1);
 	assert_int_equal(c->vips[0].key_mode, LB_KEY_5TUPLE);
 	assert_int_equal(c->vips[0].encap, LB_ENCAP_IPIP);

@@ -391,12 +391,14 @@ static const struct bad_case bad_cases[] = {
         {"test_config_rejects hot threshold_low above threshold",
          "{" ENC ", 'hot': {'threshold': 0.1, 'threshold_low': 0.2}}", "hot.threshold_low",
          "0.2 is above hot.threshold 0.1"},
-        {"test_config_rejects hot threshold_low above the default threshold",
-         "{" ENC ", 'hot': {'threshold_low': 0.02}}", "hot.threshold_low",
-         "0.02 is above hot.threshold 0.01"},
+        {"test_config_rejects hot threshold 0 (auto is spelt \"auto\")",
+         "{" ENC ", 'hot': {'threshold': 0}}", "hot.threshold",
+         "0 out of range (0, 1] or \"auto\""},
+        {"test_config_rejects hot threshold other string", "{" ENC ", 'hot': {'threshold': 'off'}}",
+         "hot.threshold", "expected \"auto\" or a number, got \"off\""},
         {"test_config_rejects hot threshold_low boolean",
          "{" ENC ", 'hot': {'threshold_low': true}}", "hot.threshold_low",
-         "expected a number, got a boolean"},
+         "expected \"auto\" or a number, got a boolean"},
 };
 
 #define N_BAD_CASES (sizeof(bad_cases) / sizeof(bad_cases[0]))

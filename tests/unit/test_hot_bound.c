@@ -35,6 +35,17 @@ bound(uint32_t n)
 	return (C_CAP - 1) / (double)(n - 1);
 }
 
+/* A controller counter by name. */
+static uint64_t
+counter(const struct lb_hotkey *h, const char *name)
+{
+	json_t *c = lb_hotkey_counters_json(h);
+	uint64_t v = (uint64_t)json_integer_value(json_object_get(c, name));
+
+	json_decref(c);
+	return v;
+}
+
 /* Load of a key's home over the average with share p on N backends. */
 static double
 home_load(uint32_t n, double p)
@@ -358,6 +369,8 @@ test_hot_bound_sampling_variance(void **state)
 		m->hot = (uint64_t)(count + 0.5);
 		sim_step(m, NULL);
 		assert_true((find_ov(m->h, 0, HOT_HASH) != NULL) == (i == 0));
+		/* What could not be resolved is counted, not skipped silently. */
+		assert_int_equal(counter(m->h, "unresolved"), i == 0 ? 0 : 1);
 		sim_free(m);
 	}
 }

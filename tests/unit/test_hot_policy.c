@@ -97,7 +97,7 @@ test_hot_mode_config(void **state)
 	                    err));
 	assert_error(err, "vips[0].hot_mode", "is not one of");
 	assert_null(load_sq(BASE "'hot': {'sample': 9}}", err));
-	assert_error(err, "hot.sample", "expected \"auto\" or a shift 0-8");
+	assert_error(err, "hot.sample", "9 out of range [0, 8] or \"auto\"");
 	assert_null(load_sq(BASE "'hot': {'sample': 'fast'}}", err));
 	assert_error(err, "hot.sample", "expected \"auto\"");
 	assert_null(load_sq(BASE "'hot': {'weight': 'flows'}}", err));

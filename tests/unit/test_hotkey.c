@@ -804,6 +804,10 @@ test_hotkey_params(void **state)
 	        {.epsilon = -1},
 	        {.ewma_alpha = 1.5},
 	        {.threshold = __builtin_nan("")},
+	        {.epsilon = 100.001},
+	        {.demote_windows = 1001},
+	        {.ewma_alpha = 0.0099},
+	        {.margin = 0.501},
 	};
 	struct lb_hot_params p, q = {.threshold = 0.05, .epsilon = 0.1};
 	struct lb_hotkey *h = lb_hotkey_create(NULL);

@@ -144,23 +144,23 @@ static const struct err_case hot_err_cases[] = {
 
         /* hot_set */
         {"hot_set nothing", REQ("hot_set", "{}"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha, "
-         "sample: missing",
+         "window_ms, threshold, epsilon, sample, margin, ewma_alpha, demote_windows, "
+         "threshold_low: missing",
          "1"},
         {"hot_set no params", REQ0("hot_set"), P,
-         "threshold, threshold_low, epsilon, demote_windows, window_ms, margin, ewma_alpha, "
-         "sample: missing",
+         "window_ms, threshold, epsilon, sample, margin, ewma_alpha, demote_windows, "
+         "threshold_low: missing",
          "1"},
         {"hot_set sample negative", REQ("hot_set", "{'sample': -1}"), P,
          "sample: -1 out of range [0, 8]", "1"},
         {"hot_set sample too big", REQ("hot_set", "{'sample': 9}"), P,
          "sample: 9 out of range [0, 8]", "1"},
         {"hot_set sample real", REQ("hot_set", "{'sample': 2.5}"), P,
-         "sample: expected \"auto\" or a shift 0-8, got a number", "1"},
+         "sample: expected \"auto\" or an integer, got a number", "1"},
         {"hot_set sample other string", REQ("hot_set", "{'sample': 'fast'}"), P,
-         "sample: expected \"auto\" or a shift 0-8, got \"fast\"", "1"},
+         "sample: expected \"auto\" or an integer, got \"fast\"", "1"},
         {"hot_set sample null", REQ("hot_set", "{'sample': null}"), P,
-         "sample: expected \"auto\" or a shift 0-8, got null", "1"},
+         "sample: expected \"auto\" or an integer, got null", "1"},
         {"hot_set sample bad among good", REQ("hot_set", "{'threshold': 0.1, 'sample': 16}"), P,
          "sample: 16 out of range", "1"},
         /* What the sketches count is fixed for the process. */
@@ -176,9 +176,9 @@ static const struct err_case hot_err_cases[] = {
         {"hot_set threshold negative", REQ("hot_set", "{'threshold': -0.1}"), P,
          "threshold: -0.1 out of range", "1"},
         {"hot_set threshold string", REQ("hot_set", "{'threshold': '0.1'}"), P,
-         "threshold: expected a number, got a string", "1"},
+         "threshold: expected \"auto\" or a number, got \"0.1\"", "1"},
         {"hot_set threshold null", REQ("hot_set", "{'threshold': null}"), P,
-         "threshold: expected a number, got null", "1"},
+         "threshold: expected \"auto\" or a number, got null", "1"},
         {"hot_set threshold_low 0", REQ("hot_set", "{'threshold_low': 0}"), P,
          "threshold_low: 0 out of range (0, 1]", "1"},
         {"hot_set threshold_low above 1", REQ("hot_set", "{'threshold_low': 2}"), P,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lb_state_text_encode against Jansson's encoding of the whole document
- * (json_dumps(lb_config_to_json(cfg), JSON_INDENT(2)) + "\n", the state
+ * (lb_json_text_dumps(lb_config_to_json(cfg), JSON_INDENT(2)) + "\n", the state
  * file's format): equal byte for byte over a seeded sequence of changes the
  * test applies to its own document, with exactly the VIPs it changed encoded
  * anew each time.
@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "control/model/config.h"
+#include "control/model/json_text.h"
 #include "control/model/state_text.h"
 
 #include "config_fixture.h"
@@ -135,7 +136,7 @@ check_equal(struct lb_state_text *st, const json_t *doc, unsigned int expect_enc
 		fail_msg("config rejected: %s", err);
 	ref_doc = lb_config_to_json(cfg);
 	assert_non_null(ref_doc);
-	ref = json_dumps(ref_doc, JSON_INDENT(2));
+	ref = lb_json_text_dumps(ref_doc, JSON_INDENT(2));
 	assert_non_null(ref);
 	/*
 	 * The daemon encodes clones (lb_config_clone), which hold no backend
