@@ -22,6 +22,10 @@
  * the lower bound of its share passes that bound, and goes home only when the
  * upper bound of its smoothed share is LB_HOT_DEMOTE_BAND of it or less.
  *
+ * Over 800 lines because the window step, its share statistics, the re-plan
+ * check and pin/unpin read and write the same override state; the planning
+ * maths, loads, events and reports are already in files of their own.
+ *
  * Invariants: every override has 1..LB_HOT_MAX_REPLICAS distinct replicas, all
  * of its VIP (an override with none would read as an empty slot in the
  * snapshot's table), listed in the key's preference order.
@@ -647,12 +651,169 @@ goes_home(const struct lb_hotkey *h, const struct lb_snapshot *s, const struct l
 
 /* --- the window ----------------------------------------------------------- */
 
+/*
+ * Candidate c of the window: a key that may not be spread is listed (report
+ * VIPs, elephants); an overridden key's count is fed to its override; a new
+ * key is promoted once the lower bound of its share takes its home over the
+ * cap. @return whether an override was created.
+ */
+static bool
+window_candidate(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
+                 const uint64_t *vip_total, const struct lb_hot_candidate *c, uint64_t window)
+{
+	const struct lb_hot_params *p = &h->p;
+	const struct lb_vip *v = vip_by_id(h, s, c->vip_id);
+	const struct lb_hot_vip_info *vi;
+	struct lb_hot_ov_state *st;
+	uint64_t total;
+	uint16_t home;
+	double share, bound;
+	int pos;
+
+	if (v == NULL || vip_total == NULL || (total = vip_total[v->id]) == 0)
+		return false;
+	share = (double)c->count / (double)total;
+	/* Keys that may not be spread are listed, never overridden. */
+	if (lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
+		if (lb_hot_report_kind(v) != LB_HOT_KIND_OFF)
+			lb_hot_report_feed(h, v, c, share > 1 ? 1 : share,
+			                   p->threshold > 0 ? p->threshold
+			                                    : lb_hotkey_vip_bound(s, v, p->epsilon),
+			                   window);
+		return false;
+	}
+	pos = index_find(h, v->id, c->key_hash);
+	if (pos >= 0) {
+		h->st[pos].seen += c->count;
+		return false;
+	}
+	if (share > 1)
+		share = 1;
+	/* The operator's floor (0: auto, the bound alone). */
+	if (share < p->threshold)
+		return false;
+	vi = lb_hot_plan_vip_info(h, s, v, load);
+	if (vi->n < 2)
+		return false; /* one backend: nothing to spread over */
+	/* Promoted once the share's lower bound takes its home over the cap. */
+	home = lb_maglev_pick(s, v, c->key_hash);
+	if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home))
+		return false;
+	bound = promotion_bound(h, s, vi, home);
+	if (!(share * share_floor(h, (double)c->count) > bound)) {
+		/* Above the bound, but not resolvably: counted. */
+		if (share > bound)
+			h->unresolved++;
+		return false;
+	}
+	if (create(h, s, v, vi, c->key_hash, &c->key, share,
+	           share * share_floor(h, (double)c->count), 0, window) == -ENOSPC) {
+		h->table_full++;
+		return false;
+	}
+	st = &h->st[h->n_ov - 1];
+	st->seen_slow = (double)c->count;
+	h->promotions++;
+	lb_hot_events_add(h, LB_HOT_EV_PROMOTE, window, &h->ov[h->n_ov - 1]);
+	if (st->capped) {
+		h->infeasible++;
+		lb_hot_events_add(h, LB_HOT_EV_INFEASIBLE, window, &h->ov[h->n_ov - 1]);
+		h->ev[(h->ev_next + LB_HOT_MAX_EVENTS - 1) % LB_HOT_MAX_EVENTS].peak = st->peak;
+	}
+	return true;
+}
+
+/* Override i's share this window (0 on an idle VIP) into its smoothed and slow
+ * shares and its load estimate. */
+static double
+window_share(struct lb_hotkey *h, const struct lb_hot_vip_info *vi, uint32_t i, uint64_t total)
+{
+	const struct lb_hot_params *p = &h->p;
+	struct lb_hot_override *o = &h->ov[i];
+	struct lb_hot_ov_state *st = &h->st[i];
+	double share = total ? (double)st->seen / (double)total : 0;
+
+	if (share > 1)
+		share = 1;
+	o->share = share;
+	if (total > 0) {
+		/* Idle windows say nothing of the key's share. */
+		double a = p->ewma_alpha / LB_HOT_SLOW_DIV;
+
+		/* The key arrived or left: its smoothed share restarts from this
+		 * window, as the loads do at a step. The slow share does not (a
+		 * key leaving shrinks slowly, and one window taken for a step
+		 * does not hold r up). */
+		if (share_step(h, st, share, total))
+			st->share_ewma = share;
+		else
+			st->share_ewma =
+			        p->ewma_alpha * share + (1 - p->ewma_alpha) * st->share_ewma;
+		st->share_slow = a * share + (1 - a) * st->share_slow;
+		st->seen_slow = a * (double)st->seen + (1 - a) * st->seen_slow;
+	}
+	st->key_load = p->ewma_alpha * share * vi->sum_raw + (1 - p->ewma_alpha) * st->key_load;
+	/* A replica whose load restarted at a step holds all of this window's
+	 * part of the key, not a smoothed one. */
+	for (uint16_t j = 0; j < o->n_replicas; j++)
+		if (o->replicas[j] < LB_HOT_N_IDS && h->stepped[o->replicas[j]] == h->stamp) {
+			st->key_load = share * vi->sum_raw;
+			break;
+		}
+	return share;
+}
+
+/*
+ * Override i after the window's candidates: dropped if its VIP no longer
+ * spreads or has no usable backend, demoted once it fits home for
+ * demote_windows windows, else checked for a re-plan. @return whether the
+ * overrides changed.
+ */
+static bool
+window_override(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
+                const uint64_t *vip_total, uint32_t i, uint64_t window)
+{
+	struct lb_hot_override *o = &h->ov[i];
+	struct lb_hot_ov_state *st = &h->st[i];
+	const struct lb_vip *v = vip_by_id(h, s, o->vip_id);
+	const struct lb_hot_vip_info *vi;
+	uint64_t total;
+	double share;
+
+	/* A VIP whose hot_mode no longer lets its keys be spread drops them. */
+	if (v == NULL || lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
+		lb_hot_events_add(h, LB_HOT_EV_DROP, window, o);
+		h->dropped++;
+		remove_at(h, s, NULL, i);
+		return true;
+	}
+	vi = lb_hot_plan_vip_info(h, s, v, load);
+	total = vip_total != NULL ? vip_total[v->id] : 0;
+	share = window_share(h, vi, i, total);
+	o->low_windows = goes_home(h, s, v, vi, o, st, share, total) ? o->low_windows + 1 : 0;
+	if (!o->pinned && o->low_windows >= h->p.demote_windows) {
+		lb_hot_events_add(h, LB_HOT_EV_DEMOTE, window, o);
+		h->demotions++;
+		remove_at(h, s, v, i);
+		return true;
+	}
+	if (vi->n == 0) {
+		lb_hot_events_add(h, LB_HOT_EV_DROP, window, o);
+		h->dropped++;
+		remove_at(h, s, v, i);
+		return true;
+	}
+	/* An idle window says nothing of the key's load or of its replicas' (a
+	 * drained instance): only a replica gone re-plans, so the list the
+	 * peers share stays while no traffic comes. */
+	return check_override(h, s, v, vi, i, window, total == 0);
+}
+
 bool
 lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_t *load,
                  const uint64_t *vip_total, const struct lb_hot_candidate *c, uint32_t n_c,
                  uint64_t window)
 {
-	const struct lb_hot_params *p = &h->p;
 	bool changed = false;
 
 	begin_call(h, s);
@@ -663,147 +824,14 @@ lb_hotkey_window(struct lb_hotkey *h, const struct lb_snapshot *s, const uint64_
 		h->st[i].seen = 0;
 		h->st[i].fresh = false;
 	}
-
 	/* Candidates: feed existing overrides, promote new hot keys. */
-	for (uint32_t i = 0; i < n_c; i++) {
-		const struct lb_vip *v = vip_by_id(h, s, c[i].vip_id);
-		const struct lb_hot_vip_info *vi;
-		uint64_t total;
-		uint16_t home;
-		double share, bound;
-		int pos;
-
-		if (v == NULL || vip_total == NULL || (total = vip_total[v->id]) == 0)
-			continue;
-		share = (double)c[i].count / (double)total;
-		/* Keys that may not be spread are listed, never overridden. */
-		if (lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
-			if (lb_hot_report_kind(v) != LB_HOT_KIND_OFF)
-				lb_hot_report_feed(h, v, &c[i], share > 1 ? 1 : share,
-				                   p->threshold > 0
-				                           ? p->threshold
-				                           : lb_hotkey_vip_bound(s, v, p->epsilon),
-				                   window);
-			continue;
-		}
-		pos = index_find(h, v->id, c[i].key_hash);
-		if (pos >= 0) {
-			h->st[pos].seen += c[i].count;
-			continue;
-		}
-		if (share > 1)
-			share = 1;
-		/* The operator's floor (0: auto, the bound alone). */
-		if (share < p->threshold)
-			continue;
-		vi = lb_hot_plan_vip_info(h, s, v, load);
-		if (vi->n < 2)
-			continue; /* one backend: nothing to spread over */
-		/* Promoted once the share's lower bound takes its home over the cap. */
-		home = lb_maglev_pick(s, v, c[i].key_hash);
-		if (home == LB_BACKEND_NONE || !lb_hot_plan_usable(h, home))
-			continue;
-		bound = promotion_bound(h, s, vi, home);
-		if (!(share * share_floor(h, (double)c[i].count) > bound)) {
-			/* Above the bound, but not resolvably: counted. */
-			if (share > bound)
-				h->unresolved++;
-			continue;
-		}
-		if (create(h, s, v, vi, c[i].key_hash, &c[i].key, share,
-		           share * share_floor(h, (double)c[i].count), 0, window) == -ENOSPC) {
-			h->table_full++;
-			continue;
-		}
-		h->st[h->n_ov - 1].seen_slow = (double)c[i].count;
-		h->promotions++;
-		lb_hot_events_add(h, LB_HOT_EV_PROMOTE, window, &h->ov[h->n_ov - 1]);
-		if (h->st[h->n_ov - 1].capped) {
-			h->infeasible++;
-			lb_hot_events_add(h, LB_HOT_EV_INFEASIBLE, window, &h->ov[h->n_ov - 1]);
-			h->ev[(h->ev_next + LB_HOT_MAX_EVENTS - 1) % LB_HOT_MAX_EVENTS].peak =
-			        h->st[h->n_ov - 1].peak;
-		}
-		changed = true;
-	}
-
-	/* Existing overrides: share, demotion, re-planning. */
-	for (uint32_t i = 0; i < h->n_ov; i++) {
-		struct lb_hot_override *o = &h->ov[i];
-		struct lb_hot_ov_state *st = &h->st[i];
-		const struct lb_vip *v;
-		const struct lb_hot_vip_info *vi;
-		uint64_t total;
-		double share;
-
-		if (st->fresh)
-			continue;
-		v = vip_by_id(h, s, o->vip_id);
-		/* A VIP whose hot_mode no longer lets its keys be spread drops them. */
-		if (v == NULL || lb_hot_report_kind(v) != LB_HOT_KIND_SPREAD) {
-			lb_hot_events_add(h, LB_HOT_EV_DROP, window, o);
-			h->dropped++;
-			remove_at(h, s, NULL, i);
-			changed = true;
-			continue;
-		}
-		vi = lb_hot_plan_vip_info(h, s, v, load);
-		/* An idle VIP (no packet in a window that was read) is a window in
-		 * which its keys are below threshold_low, like a key the sketch did
-		 * not name: it demotes on the same schedule. */
-		total = vip_total != NULL ? vip_total[v->id] : 0;
-		share = total ? (double)st->seen / (double)total : 0;
-		if (share > 1)
-			share = 1;
-		o->share = share;
-		if (total > 0) {
-			/* Idle windows say nothing of the key's share. */
-			double a = p->ewma_alpha / LB_HOT_SLOW_DIV;
-
-			/* The key arrived or left: its smoothed share restarts
-			 * from this window, as the loads do at a step. The slow
-			 * share does not (a key leaving shrinks slowly, and one
-			 * window taken for a step does not hold r up). */
-			if (share_step(h, st, share, total))
-				st->share_ewma = share;
-			else
-				st->share_ewma = p->ewma_alpha * share +
-				                 (1 - p->ewma_alpha) * st->share_ewma;
-			st->share_slow = a * share + (1 - a) * st->share_slow;
-			st->seen_slow = a * (double)st->seen + (1 - a) * st->seen_slow;
-		}
-		st->key_load =
-		        p->ewma_alpha * share * vi->sum_raw + (1 - p->ewma_alpha) * st->key_load;
-		/* A replica whose load restarted at a step holds all of this
-		 * window's part of the key, not a smoothed one. */
-		for (uint16_t j = 0; j < o->n_replicas; j++)
-			if (o->replicas[j] < LB_HOT_N_IDS &&
-			    h->stepped[o->replicas[j]] == h->stamp) {
-				st->key_load = share * vi->sum_raw;
-				break;
-			}
-		o->low_windows =
-		        goes_home(h, s, v, vi, o, st, share, total) ? o->low_windows + 1 : 0;
-		if (!o->pinned && o->low_windows >= p->demote_windows) {
-			lb_hot_events_add(h, LB_HOT_EV_DEMOTE, window, o);
-			h->demotions++;
-			remove_at(h, s, v, i);
-			changed = true;
-			continue;
-		}
-		if (vi->n == 0) {
-			lb_hot_events_add(h, LB_HOT_EV_DROP, window, o);
-			h->dropped++;
-			remove_at(h, s, v, i);
-			changed = true;
-			continue;
-		}
-		/* An idle window says nothing of the key's load or of its
-		 * replicas' (a drained instance): only a replica gone re-plans,
-		 * so the list the peers share stays while no traffic comes. */
-		if (check_override(h, s, v, vi, i, window, total == 0))
-			changed = true;
-	}
+	for (uint32_t i = 0; i < n_c; i++)
+		changed |= window_candidate(h, s, load, vip_total, &c[i], window);
+	/* Existing overrides (not those made this window): share, demotion,
+	 * re-planning. */
+	for (uint32_t i = 0; i < h->n_ov; i++)
+		if (!h->st[i].fresh)
+			changed |= window_override(h, s, load, vip_total, i, window);
 	compact(h);
 	lb_hot_report_end(h, vip_total, s, vip_by_id, window);
 	return changed;
